@@ -1,0 +1,56 @@
+# Shared setup for every bats file: a private HOME, config and TMPDIR per
+# test, the build tree's programs first on PATH, and scratch-repo builders.
+# Run through `make check`, or directly: `bats t/` from an in-tree build
+# (set abs_top_builddir for an out-of-tree one).
+
+load_support() {
+	load '/usr/lib/bats/bats-support/load'
+	load '/usr/lib/bats/bats-assert/load'
+}
+
+forge_test_setup() {
+	: "${abs_top_srcdir:=$(cd "$BATS_TEST_DIRNAME/.." && pwd)}"
+	: "${abs_top_builddir:=$abs_top_srcdir}"
+	export abs_top_srcdir abs_top_builddir
+	SCRATCH=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-test.XXXXXX")
+	export HOME="$SCRATCH/home" TMPDIR="$SCRATCH/tmp"
+	export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share"
+	mkdir -p "$HOME" "$TMPDIR"
+	export FORGE_LIBDIR="$abs_top_builddir/lib-sh"
+	export FORGE_HELPERDIR="$abs_top_builddir/helpers"
+	export PATH="$abs_top_builddir/bin:$abs_top_builddir/helpers:$PATH"
+	unset FORGE_CONFIG FORGE_CHANGE FORGE_VERIFY NO_COLOR
+	# git: a known identity, no system/global config leaking in.
+	export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$HOME/.gitconfig"
+	git config --global user.name 'Forge Test'
+	git config --global user.email 'forge@example.invalid'
+	git config --global init.defaultBranch main
+	git config --global protocol.file.allow always
+}
+
+forge_test_teardown() {
+	[ -n "${SCRATCH:-}" ] || return 0
+	chmod -R u+w "$SCRATCH" 2>/dev/null || true
+	rm -rf "$SCRATCH"
+}
+
+# make_repo DIR: a git repository with one commit (a README).
+make_repo() {
+	mkdir -p "$1" &&
+	git -C "$1" init -q &&
+	printf 'hello\n' >"$1/README" &&
+	git -C "$1" add README &&
+	git -C "$1" commit -q -m initial
+}
+
+# tree_hash DIR: a digest of every file name, mode, symlink target and content
+# under DIR (excluding .git and .forge), to prove a tree byte-for-byte unchanged.
+tree_hash() {
+	(cd "$1" && find . \( -name .git -o -name .forge \) -prune -o -print0 |
+		LC_ALL=C sort -z |
+		while IFS= read -r -d '' p; do
+			if [ -L "$p" ]; then printf 'L %s -> %s\n' "$p" "$(readlink "$p")"
+			elif [ -f "$p" ]; then printf 'F %s %s %s\n' "$p" "$(stat -c %a "$p")" "$(sha256sum <"$p")"
+			else printf 'D %s %s\n' "$p" "$(stat -c %a "$p")"; fi
+		done | sha256sum)
+}
