@@ -6,6 +6,7 @@
 load_support() {
 	load '/usr/lib/bats/bats-support/load'
 	load '/usr/lib/bats/bats-assert/load'
+	bats_require_minimum_version 1.5.0
 }
 
 forge_test_setup() {

@@ -1,0 +1,104 @@
+# forge-core.sh — messages, exit codes, small validators and clocks shared by
+# every forge program. Part of forge.sh; source that, not this file.
+# shellcheck shell=sh
+
+# Exit codes (SPEC section 2; sysexits where one fits).
+# 0 ok/PASS, 1 FAIL, 2 breaker open, 64 usage, 65 bad data, 69 unavailable,
+# 70 internal, 73 cannot create, 74 copy not faithful, 75 temporary failure.
+
+# Messages go to stderr as "PROG: message"; forge_prog names the program.
+forge_say() { printf '%s: %s\n' "${forge_prog:-forge}" "$*" >&2; }
+forge_warn() { printf '%s: warning: %s\n' "${forge_prog:-forge}" "$*" >&2; }
+forge_error() { printf '%s: error: %s\n' "${forge_prog:-forge}" "$*" >&2; }
+
+# forge_die CODE MESSAGE: report an error and exit with CODE.
+forge_die() {
+	forge_die_code=$1
+	shift
+	forge_error "$*"
+	exit "$forge_die_code"
+}
+
+# forge_usage_error MESSAGE: a usage error (64) with a pointer to --help.
+forge_usage_error() {
+	forge_error "$*"
+	printf "Try '%s --help' for more information.\n" "${forge_prog:-forge}" >&2
+	exit 64
+}
+
+# forge_help FILE: print the leading "# " comment block of FILE after its
+# shebang (the Usage/Summary text that lives next to the code).
+forge_help() {
+	sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p;}' "$1"
+}
+
+# forge_require_tool NAME...: exit 69 when a required program is missing.
+forge_require_tool() {
+	for forge_tool in "$@"; do
+		command -v "$forge_tool" >/dev/null 2>&1 ||
+			forge_die 69 "required program '$forge_tool' not found on PATH"
+	done
+}
+
+# forge_is_uint VALUE: true for a non-empty string of decimal digits.
+forge_is_uint() {
+	case $1 in '' | *[!0-9]*) return 1 ;; esac
+}
+
+# forge_is_seconds VALUE: a positive decimal number of seconds (5, 0.5).
+forge_is_seconds() {
+	case $1 in
+	'' | . | *[!0-9.]* | *.*.*) return 1 ;;
+	esac
+	case $1 in *[1-9]*) return 0 ;; esac
+	return 1
+}
+
+# forge_valid_change_id ID: IDs match [A-Za-z0-9._-]{1,64}.
+forge_valid_change_id() {
+	case $1 in '' | *[!A-Za-z0-9._-]*) return 1 ;; esac
+	[ "${#1}" -le 64 ]
+}
+
+# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable)
+# and forge_ms (milliseconds since the epoch) from a single date(1) call.
+forge_clock() {
+	# shellcheck disable=SC2046 # word splitting of date's fixed output is intended
+	set -- $(date -u '+%Y-%m-%dT%H:%M:%SZ %Y%m%dT%H%M%SZ %s %N')
+	forge_ts=$1 forge_stamp=$2
+	forge_ms_from "$3" "$4"
+}
+
+# forge_ms_now: sets forge_ms only (one date(1) call).
+forge_ms_now() {
+	# shellcheck disable=SC2046
+	set -- $(date '+%s %N')
+	forge_ms_from "$1" "$2"
+}
+
+# forge_ms_from SECONDS NANOSECONDS: sets forge_ms. A date(1) without %N
+# (it prints "N" or nothing) degrades to whole seconds.
+forge_ms_from() {
+	forge_ms_frac=${2:-}
+	case $forge_ms_frac in
+	[0-9][0-9][0-9]*)
+		forge_ms_frac=${forge_ms_frac%"${forge_ms_frac#???}"}
+		# Strip leading zeros: $(( )) reads 0-padded numbers as octal.
+		while :; do
+			case $forge_ms_frac in 0?*) forge_ms_frac=${forge_ms_frac#0} ;; *) break ;; esac
+		done
+		;;
+	*) forge_ms_frac=0 ;;
+	esac
+	forge_ms=$(($1 * 1000 + forge_ms_frac))
+}
+
+# forge_fmt_secs MS: prints MS as seconds with one decimal (1234 -> 1.2s).
+forge_fmt_secs() {
+	printf '%d.%ds' "$(($1 / 1000))" "$((($1 % 1000) / 100))"
+}
+
+# forge_use_color: true when stdout is a terminal and NO_COLOR is unset.
+forge_use_color() {
+	[ -z "${NO_COLOR+set}" ] && [ -t 1 ]
+}

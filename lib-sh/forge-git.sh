@@ -1,0 +1,49 @@
+# forge-git.sh — the git plumbing forge relies on. Every git command forge
+# runs goes through forge_git, so no repository hook ever runs because of
+# forge. Part of forge.sh; source that, not this file.
+# shellcheck shell=sh
+
+# forge_git ARG...: git with hooks disabled.
+forge_git() {
+	git -c core.hooksPath=/dev/null "$@"
+}
+
+# forge_repo_root [DIR]: sets forge_root to the top of the worktree that
+# contains DIR (default: the current directory). Returns 1 when DIR is not
+# inside a git worktree (bare repositories and .git dirs included).
+forge_repo_root() {
+	forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel 2>/dev/null) || return 1
+	[ -n "$forge_root" ]
+}
+
+# forge_git_common_dir ROOT: sets forge_common_dir to the absolute git common
+# dir of the worktree at ROOT (shared by all its linked worktrees).
+forge_git_common_dir() {
+	forge_common_dir=$(forge_git -C "$1" rev-parse --git-common-dir) || return 1
+	case $forge_common_dir in
+	/*) ;;
+	*) forge_common_dir=$1/$forge_common_dir ;;
+	esac
+}
+
+# forge_head ROOT: sets forge_head to the commit at HEAD, or to "" when the
+# repository has no commit yet.
+forge_head() {
+	forge_head=$(forge_git -C "$1" rev-parse -q --verify 'HEAD^{commit}' 2>/dev/null) || forge_head=
+}
+
+# forge_exclude_forge_dir ROOT: adds /.forge/ to the common dir's info/exclude
+# once, so forge's state is never committed nor copied.
+forge_exclude_forge_dir() {
+	forge_git_common_dir "$1" || return 1
+	forge_exclude_file=$forge_common_dir/info/exclude
+	if [ -f "$forge_exclude_file" ] && grep -qxF '/.forge/' "$forge_exclude_file"; then
+		return 0
+	fi
+	mkdir -p "$forge_common_dir/info" || return 1
+	# Keep an existing last line intact when it lacks its newline.
+	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 "$forge_exclude_file")" ]; then
+		printf '\n' >>"$forge_exclude_file" || return 1
+	fi
+	printf '/.forge/\n' >>"$forge_exclude_file"
+}

@@ -1,0 +1,396 @@
+#!/usr/bin/env bats
+# forge-verify: steps (command line, config, detection), output, evidence,
+# state on the real repository, exit codes (SPEC 3.1-3.3).
+load test_helper
+
+setup() {
+	load_support
+	forge_test_setup
+	REPO=$SCRATCH/repo
+	make_repo "$REPO"
+	cd "$REPO"
+}
+teardown() { forge_test_teardown; }
+
+# last_record: the last verify event of the timeline.
+last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
+# step_runs: the run strings of the last record's steps, one per line.
+step_runs() { last_record | jq -r '.steps[].run'; }
+
+# stub TOOL: a stand-in for an external build tool that logs its argv.
+stub() {
+	mkdir -p "$SCRATCH/stubs"
+	printf '#!/bin/sh\nprintf "%%s\\n" "%s $*" >>"%s"\n' "$1" "$SCRATCH/stub.log" >"$SCRATCH/stubs/$1"
+	chmod +x "$SCRATCH/stubs/$1"
+	PATH=$SCRATCH/stubs:$PATH
+}
+
+@test "-- COMMAND passes: verdict on stdout, progress on stderr, exit 0" {
+	run --separate-stderr forge-verify -- true
+	assert_success
+	assert_output 'Verdict: PASS'
+	[[ $stderr == *'Verify: command (true) ok '* ]]
+}
+
+@test "-- COMMAND runs argv directly, without a shell" {
+	run forge-verify -- printf '%s|' 'a b' '$(touch pwned)' '*' "c;d"
+	assert_success
+	[ ! -e pwned ]
+	run cat .forge/runs/*/1-command.log
+	assert_output 'a b|$(touch pwned)|*|c;d|'
+}
+
+@test "a failing command: FAIL, exit 1, its last 40 lines on stderr, full log kept" {
+	run --separate-stderr forge-verify -- sh -c 'seq 1 100; exit 3'
+	assert_failure 1
+	assert_output 'Verdict: FAIL'
+	[[ $stderr == *'Verify: command (sh -c seq 1 100; exit 3) FAIL exit 3 '* ]]
+	[[ $stderr == *$'\n61\n'* ]]
+	[[ $stderr != *$'\n60\n'* ]]
+	[ "$(wc -l <.forge/runs/*/1-command.log)" -eq 100 ]
+}
+
+@test "-q prints only the verdict; -v streams step output" {
+	run --separate-stderr forge-verify -q -- sh -c 'echo hidden; exit 1'
+	assert_failure 1
+	assert_output 'Verdict: FAIL'
+	[ -z "$stderr" ]
+	run --separate-stderr forge-verify -v -- sh -c 'echo streamed; exit 0'
+	assert_success
+	[[ $stderr == *streamed* ]]
+	grep -q streamed .forge/runs/*/1-command.log
+}
+
+@test "steps get FORGE_VERIFY, FORGE_VERIFY_ISOLATED, FORGE_VERIFY_SOURCE, FORGE_CHANGE, run in the root" {
+	mkdir sub && cd sub
+	run forge-verify --change c-1 -- sh -c 'echo "$FORGE_VERIFY/$FORGE_VERIFY_ISOLATED/$FORGE_VERIFY_SOURCE/$FORGE_CHANGE/$(pwd)"'
+	assert_success
+	run cat "$REPO"/.forge/runs/*/1-command.log
+	assert_output "1/0/$REPO/c-1/$REPO"
+}
+
+@test "a step's stdin is /dev/null" {
+	run forge-verify -- sh -c 'test "$(cat)" = ""'
+	assert_success
+}
+
+@test "verify.steps from forge.json run with sh -c, in order, first failure ends the run" {
+	cat >forge.json <<'JSON'
+{"verify": {"steps": [
+  {"name": "one", "run": "echo 1 >>order"},
+  {"name": "two words", "run": "echo 2 >>order; exit 4"},
+  {"name": "three", "run": "echo 3 >>order"}]}}
+JSON
+	printf 'all:\n\ttrue\n' >Makefile
+	run --separate-stderr forge-verify
+	assert_failure 1
+	[ "$(cat order)" = "$(printf '1\n2')" ]
+	run step_runs
+	assert_output "$(printf 'echo 1 >>order\necho 2 >>order; exit 4')"
+	[ -f .forge/runs/*/2-two_words.log ]
+}
+
+@test "a config step without run is a config error naming the key" {
+	echo '{"verify": {"steps": [{"name": "x"}]}}' >forge.json
+	run forge-verify
+	assert_failure 65
+	assert_output --partial 'verify.steps[0].run'
+}
+
+@test "detect: Makefile with check: -> make, make check" {
+	printf 'all:\n\t@true\ncheck: all\n\t@echo checked >checked\n' >Makefile
+	run forge-verify
+	assert_success
+	[ -f checked ]
+	run step_runs
+	assert_output "$(printf 'make\nmake check')"
+}
+
+@test "detect: makefile with only test: -> make, make test" {
+	printf 'all:\n\t@true\nunit test: all\n\t@true\nCHECK := x\n' >makefile
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output "$(printf 'make\nmake test')"
+}
+
+@test "detect: GNUmakefile without check/test -> make only; a variable named check is no target" {
+	printf 'check := 1\nall:\n\t@true\n' >GNUmakefile
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output make
+}
+
+@test "detect: package.json scripts -> npm run build, npm test" {
+	stub npm
+	echo '{"scripts": {"build": "x", "test": "y"}}' >package.json
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output "$(printf 'npm run build\nnpm test')"
+	run cat "$SCRATCH/stub.log"
+	assert_output "$(printf 'npm run build\nnpm test')"
+}
+
+@test "detect: package.json with only a test script -> npm test" {
+	stub npm
+	echo '{"scripts": {"test": "y"}}' >package.json
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output 'npm test'
+}
+
+@test "detect: an invalid package.json is a data error naming it" {
+	echo '{"scripts": ' >package.json
+	run forge-verify
+	assert_failure 65
+	assert_output --partial package.json
+}
+
+@test "detect: Cargo.toml -> cargo build, cargo test" {
+	stub cargo
+	touch Cargo.toml
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output "$(printf 'cargo build\ncargo test')"
+}
+
+@test "detect: go.mod -> go build ./..., go test ./..." {
+	stub go
+	touch go.mod
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output "$(printf 'go build ./...\ngo test ./...')"
+}
+
+@test "detect: pyproject.toml, setup.py, pytest.ini, tox.ini -> python3 -m pytest" {
+	stub python3
+	for f in pyproject.toml setup.py pytest.ini tox.ini; do
+		rm -f pyproject.toml setup.py pytest.ini tox.ini
+		touch "$f"
+		run forge-verify
+		assert_success
+		run step_runs
+		assert_output 'python3 -m pytest'
+	done
+}
+
+@test "detect: configure.ac without a makefile -> autoreconf, configure, make; make check" {
+	stub autoreconf
+	touch configure.ac
+	printf '#!/bin/sh\nprintf "all:\\n\\t@true\\ncheck:\\n\\t@echo ok >checked\\n" >Makefile\n' >configure
+	chmod +x configure
+	run forge-verify
+	assert_success
+	[ -f checked ]
+	run step_runs
+	assert_output $'autoreconf -fi && ./configure && make\nmake check'
+}
+
+@test "detect: a Makefile wins over package.json" {
+	printf 'all:\n\t@true\n' >Makefile
+	echo '{"scripts": {"test": "y"}}' >package.json
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output make
+}
+
+@test "config steps override detection" {
+	printf 'all:\n\t@false\n' >Makefile
+	echo '{"verify": {"steps": [{"name": "only", "run": "true"}]}}' >forge.json
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output true
+}
+
+@test "nothing to run: exit 64 with the hint, recorded as ERROR" {
+	run forge-verify
+	assert_failure 64
+	assert_output --partial 'no verification steps found: add verify.steps to forge.json or pass -- COMMAND'
+	[ "$(last_record | jq -r .verdict)" = ERROR ]
+}
+
+@test "a step over its timeout fails with reason timeout" {
+	run --separate-stderr forge-verify --timeout 1 -- sh -c 'sleep 30'
+	assert_failure 1
+	[[ $stderr == *'FAIL timeout'* ]]
+	[ "$(last_record | jq -r '.steps[0].reason')" = timeout ]
+	[ "$(last_record | jq -r '.steps[0].exit')" = 124 ]
+}
+
+@test "per-step timeout from config; a step ignoring TERM is killed" {
+	echo '{"verify": {"steps": [{"name": "hang", "run": "trap \"\" TERM; sleep 60", "timeout": 1}]}}' >forge.json
+	start=$(date +%s)
+	run forge-verify
+	assert_failure 1
+	[ "$(last_record | jq -r '.steps[0].reason')" = timeout ]
+	[ $(($(date +%s) - start)) -lt 30 ]
+}
+
+@test "verify.timeout from config bounds -- COMMAND" {
+	echo '{"verify": {"timeout": 1}}' >forge.json
+	run forge-verify -- sleep 30
+	assert_failure 1
+	[ "$(last_record | jq -r '.steps[0].reason')" = timeout ]
+}
+
+@test "the timeline line has every field of SPEC 3.3" {
+	run forge-verify -- true
+	assert_success
+	run last_record
+	echo "$output" | jq -e '
+		(.ts | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))
+		and .event == "verify" and (.run | type) == "string" and .verdict == "PASS"
+		and .isolated == false and .change == null and (.head | test("^[0-9a-f]{40}$"))
+		and .tree == null and .streak == 0 and .breaker == "closed"
+		and (.steps | length) == 1 and .steps[0].name == "command" and .steps[0].run == "true"
+		and .steps[0].exit == 0 and (.steps[0].ms | type) == "number" and .steps[0].reason == null'
+}
+
+@test "head is null before the first commit" {
+	cd "$SCRATCH" && git init -q fresh && cd fresh
+	run forge-verify -- true
+	assert_success
+	[ "$(last_record | jq -r .head)" = null ]
+}
+
+@test ".forge/ is excluded through info/exclude, once" {
+	forge-verify -- true
+	forge-verify -- true
+	[ "$(grep -cxF '/.forge/' .git/info/exclude)" -eq 1 ]
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "a linked worktree keeps its own .forge and shares the exclude" {
+	git worktree add -q "$SCRATCH/wt"
+	cd "$SCRATCH/wt"
+	forge-verify -- true
+	[ -f "$SCRATCH/wt/.forge/timeline.jsonl" ]
+	[ ! -e "$REPO/.forge" ]
+	grep -qxF '/.forge/' "$REPO/.git/info/exclude"
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "only the last 20 runs' logs are kept" {
+	for i in $(seq 1 23); do mkdir -p ".forge/runs/20200101T0000$(printf %02d "$i")Z-1"; done
+	forge-verify -- true
+	[ "$(find .forge/runs -mindepth 1 -maxdepth 1 | wc -l)" -eq 20 ]
+	[ ! -e .forge/runs/20200101T000001Z-1 ]
+	[ ! -e .forge/runs/20200101T000004Z-1 ]
+	[ -e .forge/runs/20200101T000005Z-1 ]
+}
+
+@test "--change writes changes/ID.json; --report shows it; --json prints the record" {
+	run forge-verify --change feat-1 -- sh -c 'exit 5'
+	assert_failure 1
+	jq -e '.change == "feat-1" and .verdict == "FAIL" and .steps[0].exit == 5' .forge/changes/feat-1.json
+	forge-verify --change feat-2 -- true
+	run forge-verify --report --change feat-1 --json
+	assert_success
+	echo "$output" | jq -e '.change == "feat-1"'
+	run forge-verify --report --change feat-1
+	assert_success
+	assert_output --partial ': FAIL'
+	assert_output --partial 'FAIL exit 5'
+	run forge-verify --report
+	assert_success
+	assert_output --partial ': PASS'
+	run forge-verify --report --change nope
+	assert_failure 1
+}
+
+@test "--json prints one JSON document on stdout instead of the verdict" {
+	run --separate-stderr forge-verify --json -- true
+	assert_success
+	echo "$output" | jq -e '.verdict == "PASS" and .event == "verify"'
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
+}
+
+@test "usage errors exit 64: unknown option, bad --change, bad --timeout, missing argument" {
+	run forge-verify --bogus
+	assert_failure 64
+	assert_output --partial "unknown option '--bogus'"
+	for id in 'a/b' 'a b' '' "$(printf 'x%.0s' $(seq 1 65))" '..x?'; do
+		run forge-verify --change "$id" -- true
+		assert_failure 64
+	done
+	run forge-verify --timeout abc -- true
+	assert_failure 64
+	run forge-verify --timeout 0 -- true
+	assert_failure 64
+	run forge-verify --change
+	assert_failure 64
+	run forge-verify --report -- true
+	assert_failure 64
+	[ ! -e .forge/timeline.jsonl ]
+}
+
+@test "--help and --version" {
+	run --separate-stderr forge-verify --help
+	assert_success
+	assert_output --partial 'Usage: forge-verify'
+	[ -z "$stderr" ]
+	run forge-verify --version
+	assert_success
+	assert_output --regexp '^forge-verify [0-9]+\.[0-9]+'
+}
+
+@test "not a git repository: exit 69, nothing created" {
+	mkdir "$SCRATCH/plain" && cd "$SCRATCH/plain"
+	run forge-verify -- true
+	assert_failure 69
+	assert_output --partial 'not a git repository'
+	[ ! -e .forge ]
+}
+
+@test "a missing jq or git: exit 69 naming it" {
+	mkdir "$SCRATCH/bin"
+	for t in sh git dirname cat; do ln -s "$(command -v "$t")" "$SCRATCH/bin/$t"; done
+	PATH="$SCRATCH/bin" run "$abs_top_builddir/bin/forge-verify" -- true
+	assert_failure 69
+	assert_output --partial "'jq'"
+}
+
+@test "an unwritable .forge: exit 73" {
+	printf 'not a dir' >.forge
+	run forge-verify -- true
+	assert_failure 73
+	assert_output --partial '.forge'
+}
+
+@test "a lock held too long on the state: exit 75, and the streak is untouched" {
+	forge-verify -- true
+	flock -o .forge/breaker.lock sleep 30 &
+	holder=$!
+	for _ in $(seq 1 50); do flock -n .forge/breaker.lock true || break; sleep 0.1; done
+	FORGE_LOCK_WAIT=1 run forge-verify -- false
+	kill "$holder"
+	assert_failure 75
+	assert_output --partial 'breaker'
+	[ "$(forge-state get .forge/breaker streak)" = 0 ]
+}
+
+@test "SIGTERM, SIGINT, SIGHUP mid-step: the step gets it, exit 128+n, ERROR recorded, streak untouched" {
+	forge-verify -- sh -c 'exit 1' || true
+	for sig in TERM INT HUP; do
+		rm -f started got
+		# A background job starts with SIGINT ignored; perl restores it, as in
+		# a terminal's foreground job.
+		perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- \
+			forge-verify -- sh -c 'trap "echo got >got; exit 9" INT TERM HUP; touch started; sleep 60 & wait' &
+		pid=$!
+		for _ in $(seq 1 100); do [ -e started ] && break; sleep 0.1; done
+		kill -s "$sig" "$pid"
+		wait "$pid" && rc=0 || rc=$?
+		case $sig in TERM) [ "$rc" -eq 143 ] ;; INT) [ "$rc" -eq 130 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
+		[ -e got ]
+		[ "$(last_record | jq -r .verdict)" = ERROR ]
+		[ "$(last_record | jq -r .streak)" = 1 ]
+	done
+}
