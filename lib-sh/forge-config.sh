@@ -3,98 +3,102 @@
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# The schema: every known key with its type. "T[]" is an array of T; object
-# members of array elements are listed under "key[].member".
-forge_config_schema='{
-  "verify": "object",
-  "verify.steps": "object[]",
-  "verify.steps[].name": "string",
-  "verify.steps[].run": "string",
-  "verify.steps[].timeout": "seconds",
-  "verify.timeout": "seconds",
-  "verify.breaker": "object",
-  "verify.breaker.threshold": "count",
-  "verify.isolated": "object",
-  "verify.isolated.warm": "boolean",
-  "sandbox": "object",
-  "sandbox.image": "string",
-  "sandbox.resources": "object",
-  "sandbox.resources.memory": "size",
-  "sandbox.resources.cpus": "size",
-  "sandbox.resources.dockerDisk": "size",
-  "sandbox.resources.cacheDisk": "size",
-  "sandbox.mountProjectReadonly": "boolean",
-  "sandbox.mounts": "object[]",
-  "sandbox.mounts[].host": "string",
-  "sandbox.mounts[].readonly": "boolean",
-  "sandbox.toolOutputDir": "string",
-  "sandbox.scratchDir": "string",
-  "sandbox.network": "object",
-  "sandbox.network.allow": "string[]",
-  "sandbox.network.env": "string[]",
-  "sandbox.network.secrets": "object[]",
-  "sandbox.network.secrets[].env": "string",
-  "sandbox.network.secrets[].hosts": "string[]",
-  "loop": "object",
-  "loop.allowExternalDirectories": "string[]"
-}'
-
-forge_config_defaults='{
-  "verify": {"timeout": 1800, "breaker": {"threshold": 3}, "isolated": {"warm": false}},
-  "sandbox": {
-    "image": "oc-forge-sandbox:latest",
-    "resources": {"memory": "8g", "cpus": "4", "dockerDisk": "16g", "cacheDisk": "16g"},
-    "mountProjectReadonly": true,
-    "mounts": [],
-    "network": {"allow": [], "env": [], "secrets": []}
-  },
-  "loop": {"allowExternalDirectories": []}
-}'
-
-# Reads every file, checks JSON and types against the schema, merges.
-# Emits "W<TAB>msg" warnings, "E<TAB>msg" errors, and one "C<TAB>json" line.
-# shellcheck disable=SC2016 # a jq program, not shell
-forge_config_jq='
-def show: tostring | gsub("[\u0000-\u001f]"; "?");
-def fits($t; $v):
-  if $t == "size" then ($v | type) == "string" or ($v | type) == "number"
-  elif $t == "seconds" then ($v | type) == "number" and $v > 0
-  elif $t == "count" then ($v | type) == "number" and $v >= 1 and ($v | floor) == $v
-  else ($v | type) == $t end;
-def expected($t):
-  {size: "a string or number", seconds: "a positive number of seconds",
-   count: "a whole number >= 1"}[$t] // $t;
-def join($p; $k): if $p == "" then $k else "\($p).\($k)" end;
-# $prefix is the schema path ("a.b[].c"), $shown the path with indices.
-def check($file; $prefix; $shown; $v):
-  $v | to_entries[] | .key as $k | .value as $x
-  | join($prefix; $k) as $path | join($shown; $k) as $where
-  | ($schema[$path]) as $t
-  | if $t == null then "W\t\($file | show): unknown key \($where | show)"
-    elif ($t | endswith("[]")) then
-      if ($x | type) != "array" then "E\t\($file | show): key \($where): expected an array, got \($x | type)"
-      else ($t | rtrimstr("[]")) as $et
-        | $x | to_entries[] | .key as $i | .value as $e
-        | if fits($et; $e) | not then "E\t\($file | show): key \($where)[\($i)]: expected \(expected($et)), got \($e | tojson | .[:40] | show)"
-          elif $et == "object" then check($file; "\($path)[]"; "\($where)[\($i)]"; $e)
-          else empty end
-      end
-    elif fits($t; $x) | not then
-      "E\t\($file | show): key \($where): expected \(expected($t)), got \($x | tojson | .[:40] | show)"
-    elif $t == "object" then check($file; $path; $where; $x)
-    else empty end;
-$ARGS.named as $a
-| [range(0; $count) | {file: $a["n\(.)"], text: $a["t\(.)"]}] as $files
-| [ $files[] | .file as $f
-    | (try {ok: (.text | fromjson)} catch {err: "E\t\($f | show): invalid JSON: \(. | show)"}) as $r
-    | if $r.err then {msgs: [$r.err]}
-      elif ($r.ok | type) != "object" then {msgs: ["E\t\($f | show): expected a JSON object at the top level, got \($r.ok | type)"]}
-      else {msgs: [check($f; ""; ""; $r.ok)], value: $r.ok} end ] as $parsed
-| ($parsed | map(.msgs[])) as $msgs
-| $msgs[],
-  (if any($msgs[]; startswith("E\t")) then empty
-   else "C\t\(reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v) | tojson)" end)
-'
+# forge_config_texts: sets the schema, the defaults and the jq program.
+# (Assigned when called, so that sourcing forge.sh defines functions only.)
+forge_config_texts() {
+	# The schema: every known key with its type. "T[]" is an array of T; object
+	# members of array elements are listed under "key[].member".
+	forge_config_schema='{
+	  "verify": "object",
+	  "verify.steps": "object[]",
+	  "verify.steps[].name": "string",
+	  "verify.steps[].run": "string",
+	  "verify.steps[].timeout": "seconds",
+	  "verify.timeout": "seconds",
+	  "verify.breaker": "object",
+	  "verify.breaker.threshold": "count",
+	  "verify.isolated": "object",
+	  "verify.isolated.warm": "boolean",
+	  "sandbox": "object",
+	  "sandbox.image": "string",
+	  "sandbox.resources": "object",
+	  "sandbox.resources.memory": "size",
+	  "sandbox.resources.cpus": "size",
+	  "sandbox.resources.dockerDisk": "size",
+	  "sandbox.resources.cacheDisk": "size",
+	  "sandbox.mountProjectReadonly": "boolean",
+	  "sandbox.mounts": "object[]",
+	  "sandbox.mounts[].host": "string",
+	  "sandbox.mounts[].readonly": "boolean",
+	  "sandbox.toolOutputDir": "string",
+	  "sandbox.scratchDir": "string",
+	  "sandbox.network": "object",
+	  "sandbox.network.allow": "string[]",
+	  "sandbox.network.env": "string[]",
+	  "sandbox.network.secrets": "object[]",
+	  "sandbox.network.secrets[].env": "string",
+	  "sandbox.network.secrets[].hosts": "string[]",
+	  "loop": "object",
+	  "loop.allowExternalDirectories": "string[]"
+	}'
+	
+	forge_config_defaults='{
+	  "verify": {"timeout": 1800, "breaker": {"threshold": 3}, "isolated": {"warm": false}},
+	  "sandbox": {
+	    "image": "oc-forge-sandbox:latest",
+	    "resources": {"memory": "8g", "cpus": "4", "dockerDisk": "16g", "cacheDisk": "16g"},
+	    "mountProjectReadonly": true,
+	    "mounts": [],
+	    "network": {"allow": [], "env": [], "secrets": []}
+	  },
+	  "loop": {"allowExternalDirectories": []}
+	}'
+	
+	# Reads every file, checks JSON and types against the schema, merges.
+	# Emits "W<TAB>msg" warnings, "E<TAB>msg" errors, and one "C<TAB>json" line.
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_config_jq='
+	def show: tostring | gsub("[\u0000-\u001f]"; "?");
+	def fits($t; $v):
+	  if $t == "size" then ($v | type) == "string" or ($v | type) == "number"
+	  elif $t == "seconds" then ($v | type) == "number" and $v > 0
+	  elif $t == "count" then ($v | type) == "number" and $v >= 1 and ($v | floor) == $v
+	  else ($v | type) == $t end;
+	def expected($t):
+	  {size: "a string or number", seconds: "a positive number of seconds",
+	   count: "a whole number >= 1"}[$t] // $t;
+	def join($p; $k): if $p == "" then $k else "\($p).\($k)" end;
+	# $prefix is the schema path ("a.b[].c"), $shown the path with indices.
+	def check($file; $prefix; $shown; $v):
+	  $v | to_entries[] | .key as $k | .value as $x
+	  | join($prefix; $k) as $path | join($shown; $k) as $where
+	  | ($schema[$path]) as $t
+	  | if $t == null then "W\t\($file | show): unknown key \($where | show)"
+	    elif ($t | endswith("[]")) then
+	      if ($x | type) != "array" then "E\t\($file | show): key \($where): expected an array, got \($x | type)"
+	      else ($t | rtrimstr("[]")) as $et
+	        | $x | to_entries[] | .key as $i | .value as $e
+	        | if fits($et; $e) | not then "E\t\($file | show): key \($where)[\($i)]: expected \(expected($et)), got \($e | tojson | .[:40] | show)"
+	          elif $et == "object" then check($file; "\($path)[]"; "\($where)[\($i)]"; $e)
+	          else empty end
+	      end
+	    elif fits($t; $x) | not then
+	      "E\t\($file | show): key \($where): expected \(expected($t)), got \($x | tojson | .[:40] | show)"
+	    elif $t == "object" then check($file; $path; $where; $x)
+	    else empty end;
+	$ARGS.named as $a
+	| [range(0; $count) | {file: $a["n\(.)"], text: $a["t\(.)"]}] as $files
+	| [ $files[] | .file as $f
+	    | (try {ok: (.text | fromjson)} catch {err: "E\t\($f | show): invalid JSON: \(. | show)"}) as $r
+	    | if $r.err then {msgs: [$r.err]}
+	      elif ($r.ok | type) != "object" then {msgs: ["E\t\($f | show): expected a JSON object at the top level, got \($r.ok | type)"]}
+	      else {msgs: [check($f; ""; ""; $r.ok)], value: $r.ok} end ] as $parsed
+	| ($parsed | map(.msgs[])) as $msgs
+	| $msgs[],
+	  (if any($msgs[]; startswith("E\t")) then empty
+	   else "C\t\(reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v) | tojson)" end)
+	'
+}
 
 # forge_config_load ROOT [FILE]: loads and merges the configuration for the
 # repository at ROOT (may be empty: no forge.json) plus an explicit FILE
@@ -111,8 +115,9 @@ forge_config_load() {
 	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
 	[ -n "$forge_config_cli" ] && set -- "$@" "$forge_config_cli"
 	for forge_config_f in "$@"; do
-		[ -r "$forge_config_f" ] && [ ! -d "$forge_config_f" ] ||
+		if [ ! -r "$forge_config_f" ] || [ -d "$forge_config_f" ]; then
 			forge_die 65 "$forge_config_f: cannot read config file"
+		fi
 	done
 	# Each file is passed as a name and its text; jq parses the text itself so
 	# an error can name the file.
@@ -142,6 +147,7 @@ forge_config_load() {
 # file goes in by name and raw text, so jq itself parses it and an error can
 # name the file; nothing is limited by the size of an argument.
 forge_config_run() {
+	forge_config_texts
 	forge_config_n=0
 	for forge_config_f in "$@"; do
 		set -- "$@" --arg "n$forge_config_n" "$forge_config_f" --rawfile "t$forge_config_n" "$forge_config_f"

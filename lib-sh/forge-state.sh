@@ -4,8 +4,6 @@
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-forge_runs_kept=20
-
 # forge_state_init ROOT: sets forge_state_dir to ROOT/.forge and makes sure it
 # exists with its runs/ and changes/ folders; the first time, adds /.forge/ to
 # info/exclude. Exits 73 when the folder cannot be created.
@@ -20,7 +18,7 @@ forge_state_init() {
 
 # forge_run_begin: starts a run: sets forge_run_id, forge_run_dir, forge_ts
 # and forge_ms, creates the run's log folder and prunes all but the last
-# $forge_runs_kept runs.
+# 20 runs.
 forge_run_begin() {
 	forge_clock
 	forge_run_id=$forge_stamp-$$
@@ -34,7 +32,7 @@ forge_run_begin() {
 # ids start with a UTC timestamp, so the glob's order is their age.
 forge_runs_prune() {
 	set -- "$forge_state_dir"/runs/*/
-	forge_prune_n=$(($# - forge_runs_kept))
+	forge_prune_n=$(($# - 20))
 	while [ "$forge_prune_n" -gt 0 ]; do
 		rm -rf -- "$1" 2>/dev/null || true
 		shift
@@ -117,7 +115,9 @@ forge_record() {
 	forge_timeline_append "$forge_record_json"
 	[ -n "$3" ] || return 0
 	forge_change_file=$forge_state_dir/changes/$3.json
-	printf '%s\n' "$forge_record_json" >"$forge_change_file.$$.tmp" &&
-		mv -f -- "$forge_change_file.$$.tmp" "$forge_change_file" ||
+	if ! { printf '%s\n' "$forge_record_json" >"$forge_change_file.$$.tmp" &&
+		mv -f -- "$forge_change_file.$$.tmp" "$forge_change_file"; }; then
+		rm -f -- "$forge_change_file.$$.tmp"
 		forge_die 73 "cannot write $forge_change_file"
+	fi
 }

@@ -126,7 +126,7 @@ forge_step_exec() {
 	case $forge_step_exit in
 	0) forge_step_reason= ;;
 	124) forge_step_reason=timeout ;;
-	*) forge_step_reason=exit ;;
+	*) forge_step_reason='exit' ;;
 	esac
 }
 

@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# The failure-streak circuit breaker (SPEC 3.4) and lossless concurrent
+# updates of the streak and the timeline (SPEC 3.3).
+load test_helper
+
+setup() {
+	load_support
+	forge_test_setup
+	REPO=$SCRATCH/repo
+	make_repo "$REPO"
+	cd "$REPO"
+}
+teardown() { forge_test_teardown; }
+
+streak() { forge-state get .forge/breaker streak; }
+
+@test "FAIL, FAIL, FAIL: the third opens the breaker and exits 2 with the OPEN line" {
+	run forge-verify -- false
+	assert_failure 1
+	run forge-verify -- false
+	assert_failure 1
+	run --separate-stderr forge-verify -- false
+	assert_failure 2
+	assert_output 'Verdict: FAIL'
+	[[ $stderr == *'Breaker: OPEN (3 consecutive failures, threshold 3)'* ]]
+	[ "$(streak)" = 3 ]
+	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .breaker)" = open ]
+	# It stays open: every further FAIL exits 2.
+	run forge-verify -- false
+	assert_failure 2
+}
+
+@test "a PASS closes the breaker and resets the streak" {
+	for _ in 1 2 3; do forge-verify -- false || true; done
+	run forge-verify -- true
+	assert_success
+	[ "$(streak)" = 0 ]
+	run forge-verify -- false
+	assert_failure 1
+}
+
+@test "an ERROR (bad config) leaves the streak alone" {
+	forge-verify -- false || true
+	forge-verify -- false || true
+	echo '{"verify": ' >forge.json
+	run forge-verify -- false
+	assert_failure 65
+	[ "$(streak)" = 2 ]
+	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
+	rm forge.json
+	run forge-verify -- false
+	assert_failure 2
+}
+
+@test "--breaker prints closed/open with the streak and exits 0/2" {
+	run forge-verify --breaker
+	assert_success
+	assert_output 'closed (streak 0, threshold 3)'
+	for _ in 1 2 3; do forge-verify -- false || true; done
+	run forge-verify --breaker
+	assert_failure 2
+	assert_output 'open (streak 3, threshold 3)'
+	run forge-verify --breaker --json
+	assert_failure 2
+	echo "$output" | jq -e '.breaker == "open" and .streak == 3 and .threshold == 3'
+}
+
+@test "--reset closes the breaker and logs a breaker-reset event" {
+	for _ in 1 2 3; do forge-verify -- false || true; done
+	run forge-verify --reset
+	assert_success
+	[ "$(streak)" = 0 ]
+	tail -n 1 .forge/timeline.jsonl | jq -e '.event == "breaker-reset" and .streak == 0 and .previous_streak == 3'
+	run forge-verify --breaker
+	assert_success
+}
+
+@test "the threshold comes from verify.breaker.threshold" {
+	echo '{"verify": {"breaker": {"threshold": 1}}}' >forge.json
+	run --separate-stderr forge-verify -- false
+	assert_failure 2
+	[[ $stderr == *'Breaker: OPEN (1 consecutive failures, threshold 1)'* ]]
+	echo '{"verify": {"breaker": {"threshold": 5}}}' >forge.json
+	run forge-verify --breaker
+	assert_success
+	assert_output 'closed (streak 1, threshold 5)'
+}
+
+@test "a bad threshold is a config error naming the key" {
+	echo '{"verify": {"breaker": {"threshold": 0}}}' >forge.json
+	run forge-verify -- true
+	assert_failure 65
+	assert_output --partial 'verify.breaker.threshold'
+}
+
+@test "16 concurrent failing runs: streak exactly 16, 16 intact timeline lines" {
+	echo '{"verify": {"breaker": {"threshold": 100}}}' >forge.json
+	pids=
+	for i in $(seq 1 16); do
+		forge-verify -q --change "c$i" -- sh -c 'exit 1' >/dev/null 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do wait "$p" || true; done
+	[ "$(streak)" = 16 ]
+	[ "$(wc -l <.forge/timeline.jsonl)" -eq 16 ]
+	while IFS= read -r line; do
+		printf '%s\n' "$line" | jq -e '.event == "verify" and .verdict == "FAIL"' >/dev/null
+	done <.forge/timeline.jsonl
+	# every streak value 1..16 was handed out exactly once
+	[ "$(jq -r .streak .forge/timeline.jsonl | sort -n | tr '\n' ' ')" = "$(seq 1 16 | tr '\n' ' ')" ]
+	[ "$(ls .forge/changes | wc -l)" -eq 16 ]
+}

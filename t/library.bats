@@ -1,0 +1,87 @@
+#!/usr/bin/env bats
+# lib-sh/forge.sh: sourcing defines forge_* functions and nothing else, under
+# set -eu, in dash, bash and busybox sh (SPEC section 8).
+load test_helper
+
+setup() {
+	load_support
+	forge_test_setup
+	REPO=$SCRATCH/repo
+	make_repo "$REPO"
+	cd "$REPO"
+}
+teardown() { forge_test_teardown; }
+
+@test "bash: sourcing adds only forge_* functions: no variables, options, traps, output or cd" {
+	run bash -c '
+		set -eu
+		before_vars=$(compgen -v | sort)
+		before_funcs=$(compgen -A function | sort)
+		before_opts=$(set +o; shopt -p)
+		before_pwd=$PWD
+		out=$(. "$FORGE_LIBDIR/forge.sh"; echo done)
+		[ "$out" = done ]
+		. "$FORGE_LIBDIR/forge.sh"
+		new_vars=$(comm -13 <(echo "$before_vars") <(compgen -v | sort) | grep -vx -e before_funcs -e before_opts -e before_pwd -e out -e before_vars -e _ -e BASH_LINENO -e BASH_SOURCE -e FUNCNAME || true)
+		[ -z "$new_vars" ] || { echo "new variables: $new_vars"; exit 1; }
+		new_funcs=$(comm -13 <(echo "$before_funcs") <(compgen -A function | sort))
+		[ -n "$new_funcs" ]
+		if printf "%s\n" "$new_funcs" | grep -v "^forge_"; then echo "non-forge function"; exit 1; fi
+		[ "$(set +o; shopt -p)" = "$before_opts" ]
+		[ -z "$(trap -p)" ]
+		[ "$PWD" = "$before_pwd" ]
+		echo ok'
+	assert_success
+	assert_output ok
+}
+
+@test "dash and busybox sh: sourcing under set -eu is silent and changes no option or trap" {
+	for shell in dash "busybox sh"; do
+		run $shell -c '
+			set -eu
+			before=$(set +o)
+			. "$FORGE_LIBDIR/forge.sh"
+			[ "$(set +o)" = "$before" ]
+			[ -z "$(trap)" ]
+			forge_is_uint 42 && ! forge_is_uint 4x
+			echo ok'
+		assert_success
+		assert_output ok
+	done
+}
+
+@test "library functions: repository root, config key, change id, run and record a verdict" {
+	mkdir -p sub/dir
+	run sh -c '
+		set -eu
+		. "$FORGE_LIBDIR/forge.sh"
+		cd sub/dir
+		forge_repo_root
+		printf "%s\n" "$forge_root"
+		forge_config_load "$forge_root"
+		forge_config_get verify.breaker.threshold
+		forge_valid_change_id ok-1 && ! forge_valid_change_id "no/slash" && echo ids
+		forge_state_init "$forge_root"
+		forge_run_begin
+		forge_threshold=3
+		forge_head "$forge_root"
+		forge_record FAIL false "" "$forge_head" "" build make 2 10 exit
+		printf "%s\n" "$forge_streak $forge_breaker"'
+	assert_success
+	assert_line --index 0 "$REPO"
+	assert_line --index 1 3
+	assert_line --index 2 ids
+	assert_line --index 3 '1 closed'
+	jq -e '.verdict == "FAIL" and .steps[0].name == "build" and .steps[0].exit == 2' .forge/timeline.jsonl
+}
+
+@test "forge-verify works under dash, bash and busybox sh" {
+	for shell in dash bash "busybox sh"; do
+		run $shell "$abs_top_builddir/bin/forge-verify" -- true
+		assert_success
+		assert_output --partial 'Verdict: PASS'
+		run $shell "$abs_top_builddir/bin/forge-verify" -- false
+		assert_failure 1
+	done
+	[ "$(forge-state get .forge/breaker streak)" = 1 ]
+}
