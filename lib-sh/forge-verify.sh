@@ -88,6 +88,8 @@ forge_step_get() {
 # forge_step_exec LOG TIMEOUT COMMAND [ARG...]: runs one step in
 # forge_exec_dir, bounded by forge-timeout (TERM to its process group, KILL
 # 5 s later), its output in LOG (and on stderr as well with forge_verbose=1).
+# The warm slot's lock (fd 9) is closed for the step, so nothing it leaves
+# running can hold the slot.
 # Sets forge_step_exit, forge_step_ms and forge_step_reason (empty, "exit"
 # or "timeout"). The step runs in the background so that a signal trap (see
 # forge_interrupt) can forward the signal while the shell waits.
@@ -103,10 +105,10 @@ forge_step_exec() {
 		tee -- "$forge_step_log" <"$forge_step_log.fifo" >&2 &
 		forge_tee_pid=$!
 		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
-			</dev/null >"$forge_step_log.fifo" 2>&1 &
+			</dev/null >"$forge_step_log.fifo" 2>&1 9>&- &
 	else
 		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
-			</dev/null >"$forge_step_log" 2>&1 &
+			</dev/null >"$forge_step_log" 2>&1 9>&- &
 	fi
 	forge_step_pid=$!
 	# wait returns early when a trapped signal arrives; the step is done only

@@ -1,0 +1,301 @@
+# forge-copy.sh — the ephemeral copy of the working state for
+# forge-verify --isolated (SPEC 3.5): HEAD checked out as a detached worktree,
+# the uncommitted changes replayed with git apply, the untracked files that
+# are not ignored copied over. Cold copies live in
+# ${TMPDIR:-/tmp}/forge-verify.XXXXXX/ and are removed after the run; warm
+# ones are pooled under <git-common-dir>/forge/pool/ and reset before each use.
+# Part of forge.sh; source that, not this file.
+# shellcheck shell=sh
+
+# forge_copy_owner: prints "PID START" identifying this process: the start
+# time (from /proc) tells a live owner from a recycled PID.
+forge_copy_owner() {
+	forge_copy_start=
+	if [ -r "/proc/$$/stat" ]; then
+		read -r forge_copy_stat <"/proc/$$/stat" || :
+		# shellcheck disable=SC2086 # fields after "(comm)" are plain numbers
+		set -- ${forge_copy_stat##*) }
+		[ "$#" -ge 20 ] && forge_copy_start=${20}
+	fi
+	printf '%s %s\n' "$$" "$forge_copy_start"
+}
+
+# forge_copy_owner_alive FILE: true when the process recorded in FILE runs.
+forge_copy_owner_alive() {
+	read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
+	forge_is_uint "$forge_owner_pid" || return 1
+	kill -0 "$forge_owner_pid" 2>/dev/null || return 1
+	[ -n "$forge_owner_start" ] && [ -r "/proc/$forge_owner_pid/stat" ] || return 0
+	read -r forge_copy_stat 2>/dev/null <"/proc/$forge_owner_pid/stat" || return 1
+	# shellcheck disable=SC2086
+	set -- ${forge_copy_stat##*) }
+	[ "${20:-}" = "$forge_owner_start" ]
+}
+
+# forge_rm_tree PATH: removes PATH, also when a step made parts of it
+# read-only.
+forge_rm_tree() {
+	[ -e "$1" ] || [ -L "$1" ] || return 0
+	rm -rf -- "$1" 2>/dev/null && return 0
+	chmod -R u+rwx -- "$1" 2>/dev/null || :
+	rm -rf -- "$1"
+}
+
+# forge_copy_prune: removes cold copies whose owner is gone (a run that was
+# SIGKILLed), with their worktree registrations in this repository. Needs
+# forge_common_dir.
+forge_copy_prune() {
+	for forge_prune_admin in "$forge_common_dir"/worktrees/*/; do
+		[ -f "$forge_prune_admin/gitdir" ] || continue
+		read -r forge_prune_path 2>/dev/null <"$forge_prune_admin/gitdir" || continue
+		case $forge_prune_path in
+		*/forge-verify.??????/*/.git) ;;
+		*) continue ;;
+		esac
+		forge_prune_tmp=${forge_prune_path%/*/.git}
+		if [ -d "$forge_prune_tmp" ]; then
+			forge_copy_owner_alive "$forge_prune_tmp/owner" && continue
+			forge_rm_tree "$forge_prune_tmp" || continue
+		fi
+		# The copy is gone; its registration goes with it (never one that git
+		# is still initializing: that is locked).
+		[ -e "$forge_prune_admin/locked" ] || forge_worktree_unregister "${forge_prune_admin%/}"
+	done
+	# Copies that died before their worktree was registered.
+	for forge_prune_tmp in "${TMPDIR:-/tmp}"/forge-verify.??????/; do
+		[ -f "$forge_prune_tmp/owner" ] || continue
+		forge_copy_owner_alive "$forge_prune_tmp/owner" || forge_rm_tree "${forge_prune_tmp%/}" || :
+	done
+	return 0
+}
+
+# git (2.39) can die when one "git worktree add" lists the worktrees while
+# another is half-way through writing its registration, or while one is being
+# removed. So forge makes and removes registrations one at a time, under
+# <git-common-dir>/forge/worktrees.lock; the checkout itself runs unlocked.
+
+# forge_worktree_locked COMMAND...: runs COMMAND holding the registration lock.
+forge_worktree_locked() {
+	[ -d "$forge_common_dir/forge" ] || mkdir -p -- "$forge_common_dir/forge" ||
+		forge_die 73 "cannot create $forge_common_dir/forge"
+	flock -w 60 -o "$forge_common_dir/forge/worktrees.lock" "$@"
+}
+
+# forge_worktree_add ROOT DIR ERRFILE [--force]: registers a detached worktree
+# of ROOT at HEAD in DIR (under the lock), then checks it out.
+forge_worktree_add() {
+	forge_wt_root=$1 forge_wt_dir=$2 forge_wt_err=$3
+	shift 3
+	forge_worktree_locked git -c core.hooksPath=/dev/null -C "$forge_wt_root" \
+		worktree add --quiet --no-checkout --detach "$@" "$forge_wt_dir" "$forge_head" \
+		>"$forge_wt_err" 2>&1 &&
+		forge_git -C "$forge_wt_dir" reset --hard --quiet "$forge_head" >>"$forge_wt_err" 2>&1
+}
+
+# forge_worktree_unregister ADMIN: removes a worktree registration folder:
+# moved out of worktrees/ under the lock (git sees it whole or not at all),
+# then deleted.
+forge_worktree_unregister() {
+	[ -d "$1" ] || return 0
+	forge_wt_trash=$forge_common_dir/forge/trash.$$
+	rm -rf -- "$forge_wt_trash"
+	if forge_worktree_locked mv -- "$1" "$forge_wt_trash" 2>/dev/null; then
+		rm -rf -- "$forge_wt_trash"
+	fi
+}
+
+# forge_copy_create ROOT: makes a cold copy of ROOT's working state. Sets
+# forge_copy_tmp (the temporary folder), forge_copy_dir (the copy's root),
+# forge_copy_admin (its registration in the common dir) and forge_copy_tree
+# (the tree of the verified snapshot). Exits 69 without a commit, 74 when
+# the copy cannot be made faithfully.
+forge_copy_create() {
+	forge_copy_source=$1
+	forge_copy_require_head "$1"
+	forge_copy_prune
+	forge_copy_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-verify.XXXXXX") ||
+		forge_die 73 "cannot create a temporary folder in ${TMPDIR:-/tmp}"
+	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
+	# The copy's name ends in the folder's unique suffix: git names the
+	# worktree's registration after it, so no name is ever reused while a
+	# concurrent run may still be looking at the old one.
+	forge_copy_name=${1##*/}
+	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
+	forge_worktree_add "$1" "$forge_copy_dir" "$forge_copy_tmp/git.err" ||
+		forge_die 74 "cannot check out HEAD into the copy: $(cat "$forge_copy_tmp/git.err")"
+	# Read now, before any step could rewrite the copy's .git file.
+	forge_admin_of "$forge_copy_dir"
+	forge_copy_admin=$forge_admin
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp"
+}
+
+# forge_copy_require_head ROOT: sets forge_head and forge_common_dir; exits 69
+# when the repository has no commit yet.
+forge_copy_require_head() {
+	forge_head "$1"
+	[ -n "$forge_head" ] || forge_die 69 "--isolated needs a commit; $1 has none yet"
+	forge_require_tool flock tar
+	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
+}
+
+# forge_admin_of WORKTREE: sets forge_admin to the registration folder named
+# by WORKTREE/.git (empty unless it lies in the common dir's worktrees/).
+forge_admin_of() {
+	forge_admin=
+	read -r forge_admin 2>/dev/null <"$1/.git" || return 0
+	forge_admin=${forge_admin#gitdir: }
+	case $forge_admin in
+	"$forge_common_dir"/worktrees/?*) ;;
+	*) forge_admin= ;;
+	esac
+}
+
+# forge_copy_fill ROOT COPY SCRATCH: replays ROOT's uncommitted changes and
+# untracked files into COPY (a checkout of HEAD) and computes the snapshot's
+# tree into forge_copy_tree. SCRATCH holds the patch and the file lists.
+forge_copy_fill() {
+	forge_fill_patch=$3/changes.patch
+	# Flags that user configuration cannot reshape: no colour, no external
+	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
+	# context, submodules left alone.
+	forge_git -C "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
+		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
+		--src-prefix=a/ --dst-prefix=b/ --output="$forge_fill_patch" 2>"$3/git.err" ||
+		forge_die 74 "cannot compute the uncommitted changes: $(cat "$3/git.err")"
+	if [ -s "$forge_fill_patch" ]; then
+		forge_git_apply -C "$2" "$forge_fill_patch" 2>"$3/git.err" ||
+			forge_die 74 "the uncommitted changes do not apply to HEAD in the copy: $(cat "$3/git.err")"
+	fi
+	forge_git -C "$1" ls-files -z --others --exclude-standard >"$3/untracked" 2>"$3/git.err" ||
+		forge_die 74 "cannot list the untracked files: $(cat "$3/git.err")"
+	if [ -s "$3/untracked" ]; then
+		# File names come NUL-separated and verbatim (names may start with "-").
+		{ tar -C "$1" --null --verbatim-files-from -T "$3/untracked" -cf - 2>"$3/tar.err" ||
+			echo failed >"$3/tar.failed"; } | tar -C "$2" -xpf - 2>>"$3/tar.err" ||
+			echo failed >"$3/tar.failed"
+		[ ! -e "$3/tar.failed" ] ||
+			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
+	fi
+	forge_copy_snapshot_tree "$1" "$3"
+}
+
+# forge_git_apply [-C DIR] [APPLY-OPTION...] PATCH: git apply, whitespace
+# settings of the user's configuration neutralised (the patch is the user's
+# own working state, not a contribution to police).
+forge_git_apply() {
+	if [ "$1" = -C ]; then
+		forge_apply_dir=$2
+		shift 2
+	else
+		forge_apply_dir=.
+	fi
+	forge_git -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no -C "$forge_apply_dir" \
+		apply --whitespace=nowarn "$@"
+}
+
+# forge_copy_snapshot_tree ROOT SCRATCH: sets forge_copy_tree to the tree of
+# HEAD + the patch + the untracked files, built in a scratch index (the real
+# index is not touched).
+forge_copy_snapshot_tree() {
+	forge_tree_index=$2/index
+	GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" read-tree "$forge_head" &&
+		if [ -s "$2/changes.patch" ]; then
+			GIT_INDEX_FILE=$forge_tree_index forge_git_apply -C "$1" --cached "$2/changes.patch"
+		fi &&
+		if [ -s "$2/untracked" ]; then
+			GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" update-index --add -z --stdin <"$2/untracked"
+		fi &&
+		forge_copy_tree=$(GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" write-tree) ||
+		forge_die 74 "cannot compute the tree of the verified snapshot"
+}
+
+# forge_copy_destroy: removes the cold copy and its worktree registration.
+# Safe to call more than once and on a half-made copy.
+forge_copy_destroy() {
+	if [ -n "${forge_copy_tmp:-}" ]; then
+		forge_rm_tree "$forge_copy_tmp" ||
+			forge_warn "could not remove the copy $forge_copy_tmp"
+		forge_copy_tmp=
+	fi
+	if [ -n "${forge_copy_admin:-}" ]; then
+		forge_worktree_unregister "$forge_copy_admin"
+		forge_copy_admin=
+	fi
+}
+
+# forge_pool_acquire ROOT: takes a free warm slot (locking it on file
+# descriptor 9 for the rest of the run), resets it to HEAD with every
+# untracked and ignored file removed, and fills it like a cold copy. Sets
+# forge_copy_dir, forge_copy_tree and forge_pool_slot.
+forge_pool_acquire() {
+	forge_copy_require_head "$1"
+	forge_pool=$forge_common_dir/forge/pool
+	mkdir -p -- "$forge_pool" || forge_die 73 "cannot create $forge_pool"
+	forge_pool_slot=1
+	while :; do
+		exec 9>"$forge_pool/$forge_pool_slot.lock" || forge_die 73 "cannot create $forge_pool/$forge_pool_slot.lock"
+		flock -n 9 && break
+		exec 9>&-
+		forge_pool_slot=$((forge_pool_slot + 1))
+		[ "$forge_pool_slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
+	done
+	forge_pool_dir=$forge_pool/$forge_pool_slot
+	forge_copy_dir=$forge_pool_dir/${1##*/}
+	[ "$forge_copy_dir" != "$forge_pool_dir/" ] || forge_copy_dir=$forge_pool_dir/repo
+	rm -rf -- "$forge_pool_dir/scratch"
+	if ! forge_pool_reset "$1"; then
+		# A slot that cannot be reset is made anew.
+		forge_pool_discard
+		mkdir -p -- "$forge_pool_dir" || forge_die 73 "cannot create $forge_pool_dir"
+		# --force: replaces a registration whose folder went missing.
+		forge_worktree_add "$1" "$forge_copy_dir" "$forge_pool_dir/git.err" --force ||
+			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_dir/git.err")"
+	fi
+	forge_admin_of "$forge_copy_dir"
+	forge_pool_admin=$forge_admin
+	mkdir -- "$forge_pool_dir/scratch" || forge_die 73 "cannot create $forge_pool_dir/scratch"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_dir/scratch"
+}
+
+# forge_pool_reset ROOT: brings the slot back to HEAD: tracked files restored,
+# every untracked and ignored file gone. Fails when the slot is missing or
+# broken.
+forge_pool_reset() {
+	[ -f "$forge_copy_dir/.git" ] || return 1
+	forge_admin_of "$forge_copy_dir"
+	[ -n "$forge_admin" ] && [ -d "$forge_admin" ] || return 1
+	forge_git -C "$forge_copy_dir" checkout --quiet --force --detach "$forge_head" >/dev/null 2>&1 ||
+		return 1
+	forge_git -C "$forge_copy_dir" clean -ffdxq >/dev/null 2>&1 && return 0
+	# A step may have left read-only folders behind.
+	chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
+	forge_git -C "$forge_copy_dir" clean -ffdxq >/dev/null 2>&1
+}
+
+# forge_pool_discard: removes the current slot's copy and registration.
+forge_pool_discard() {
+	forge_admin=
+	[ ! -f "$forge_copy_dir/.git" ] || forge_admin_of "$forge_copy_dir"
+	[ -z "$forge_admin" ] || forge_worktree_unregister "$forge_admin"
+	# Never "git worktree prune" here: it could remove the registration of a
+	# copy another run is making right now.
+	forge_rm_tree "$forge_pool_dir" || forge_die 73 "cannot remove the broken slot $forge_pool_dir"
+}
+
+# forge_pool_release: puts back the slot's .git file if a step removed or
+# rewrote it (so the registration stays valid and git worktree prune leaves
+# it alone), and unlocks the slot. Safe to call when no slot is held.
+forge_pool_release() {
+	[ -n "${forge_pool_admin:-}" ] || return 0
+	if [ -d "$forge_copy_dir" ]; then
+		forge_pool_gitfile=
+		read -r forge_pool_gitfile 2>/dev/null <"$forge_copy_dir/.git" || :
+		if [ "$forge_pool_gitfile" != "gitdir: $forge_pool_admin" ]; then
+			chmod u+w -- "$forge_copy_dir" 2>/dev/null || :
+			rm -rf -- "$forge_copy_dir/.git"
+			printf 'gitdir: %s\n' "$forge_pool_admin" >"$forge_copy_dir/.git" || :
+		fi
+	fi
+	forge_pool_admin=
+	exec 9>&-
+}

@@ -1,0 +1,80 @@
+# Helpers for the --isolated tests: describe a tree file by file, and check
+# that a copy equals the working state while the real repository is left
+# byte-for-byte unchanged.
+
+isolated_setup() {
+	load_support
+	forge_test_setup
+	REPO=$SCRATCH/repo
+	mkdir -p "$SCRATCH/bin"
+	# list-tree work|copy DIR: one line per file or symlink: type, executable
+	# bit, content digest or link target, and the name (shell-quoted, so
+	# newlines and odd bytes compare exactly).
+	cat >"$SCRATCH/bin/list-tree" <<'SH'
+#!/bin/bash
+set -euo pipefail
+mode=$1 dir=$2
+cd "$dir"
+if [ "$mode" = work ]; then
+	git -c core.quotePath=false ls-files -z --cached --others --exclude-standard
+else
+	find . -path ./.git -prune -o \( -type f -o -type l \) -printf '%P\0'
+fi | while IFS= read -r -d '' p; do
+	if [ -L "$p" ]; then
+		printf 'L - %q %q\n' "$(readlink -- "$p")" "$p"
+	elif [ -f "$p" ]; then
+		x=-; [ -x "$p" ] && x=x
+		printf 'F %s %s %q\n' "$x" "$(sha256sum <"$p" | cut -c1-16)" "$p"
+	fi
+done | LC_ALL=C sort -u
+SH
+	chmod +x "$SCRATCH/bin/list-tree"
+	PATH=$SCRATCH/bin:$PATH
+	make_repo "$REPO"
+	cd "$REPO"
+}
+
+# repo_state: a digest of everything a run must not change in the real
+# repository: the working tree (files, modes, links), the index, HEAD, all
+# refs, the stash and the untracked files.
+repo_state() {
+	{
+		tree_hash "$REPO"
+		sha256sum <"$REPO/.git/index" 2>/dev/null || echo no-index
+		git -C "$REPO" rev-parse HEAD 2>/dev/null || echo no-head
+		git -C "$REPO" symbolic-ref -q HEAD || echo detached
+		git -C "$REPO" for-each-ref --format='%(refname) %(objectname)'
+		git -C "$REPO" stash list
+		git -C "$REPO" ls-files -z --others --exclude-standard | sha256sum
+	} | sha256sum
+}
+
+# The hostile step: records what it sees, then destroys everything it can
+# in the copy and leaves garbage behind.
+HOSTILE_STEP='list-tree copy . >"$COPY_LIST"; pwd >"$COPY_PWD"; rm -rf ./* ./.[!.]* 2>/dev/null; echo garbage >garbage; mkdir -p deep/er && echo x >deep/er/file; chmod -R a-w . 2>/dev/null; true'
+
+# check_copy [FORGE-VERIFY OPTIONS...]: runs the hostile step in a copy and
+# asserts: the copy held exactly the working state; the real repository is
+# unchanged; no copy, temp dir or worktree registration is left.
+check_copy() {
+	export COPY_LIST=$SCRATCH/copy.list COPY_PWD=$SCRATCH/copy.pwd
+	rm -f "$COPY_LIST" "$COPY_PWD"
+	list-tree work "$REPO" >"$SCRATCH/work.list"
+	before=$(repo_state)
+	run forge-verify --isolated "$@" -- sh -c "$HOSTILE_STEP"
+	assert_success
+	[ "${lines[0]}" = 'isolated: running verification in an ephemeral copy (working tree untouched)' ]
+	diff -u "$SCRATCH/work.list" "$COPY_LIST"
+	[ "$(repo_state)" = "$before" ]
+	[ "$(cat "$COPY_PWD")" != "$REPO" ]
+	assert_no_leftovers
+}
+
+# assert_no_leftovers: no cold copy in TMPDIR and no registration besides the
+# main worktree and the warm pool's slots.
+assert_no_leftovers() {
+	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.*')" ]
+	git -C "$REPO" worktree prune --dry-run -v >"$SCRATCH/prunable" 2>&1
+	[ ! -s "$SCRATCH/prunable" ]
+	[ -z "$(git -C "$REPO" worktree list --porcelain | sed -n 's/^worktree //p' | grep -v -x -F "$REPO" | grep -v '/forge/pool/')" ]
+}
