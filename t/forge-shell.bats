@@ -1,0 +1,343 @@
+#!/usr/bin/env bats
+load test_helper
+setup() { load_support; forge_test_setup; }
+teardown() { forge_test_teardown; }
+
+bats_require_minimum_version 1.5.0
+
+# stub_msb: puts a test double of msb in $SCRATCH/stubbin. It logs its argv
+# one per line to $MSB_LOG (and NUL-separated to $MSB_LOG.z), accepts only
+# `exec NAME [--quiet|--no-tty|-w DIR]... -- CMD...` (options before or after
+# NAME) like the real one, and exits 2 otherwise: a command not after `--`, an
+# unknown option; then it plays the guest: runs CMD in DIR, exits with its status.
+# It also arms a host-shell trap: $SHELL and FORGE_HOST_SHELL point at a shell
+# that leaves $HOST_MARKER behind, so a test can prove the host never ran.
+stub_msb() {
+	mkdir -p "$SCRATCH/stubbin"
+	export MSB_LOG="$SCRATCH/msb.log" HOST_MARKER="$SCRATCH/host-shell-ran"
+	cat >"$SCRATCH/stubbin/msb" <<'EOF'
+#!/bin/bash
+printf '%s\n' "$@" >"$MSB_LOG"
+printf '%s\0' "$@" >"$MSB_LOG.z"
+[ "$1" = exec ] || { echo "stub msb: only exec is supported" >&2; exit 2; }
+shift
+name= workdir=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--) shift; break ;;
+	--quiet|-q|--no-tty) shift ;;
+	-w|--workdir) workdir=$2; shift 2 ;;
+	-*) echo "error: unexpected argument '$1'" >&2; exit 2 ;;
+	*)
+		[ -z "$name" ] || { echo "error: unexpected argument '$1' (the command goes after --)" >&2; exit 2; }
+		name=$1; shift ;;
+	esac
+done
+[ -n "$name" ] || { echo "error: no sandbox name" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "error: no command after --" >&2; exit 2; }
+cd "${workdir:-/}" || exit 1
+exec "$@"
+EOF
+	chmod +x "$SCRATCH/stubbin/msb"
+	cat >"$SCRATCH/host-shell" <<'EOF'
+#!/bin/sh
+: >"$HOST_MARKER"
+exec /bin/bash "$@"
+EOF
+	chmod +x "$SCRATCH/host-shell"
+	export FORGE_HOST_SHELL="$SCRATCH/host-shell" SHELL="$SCRATCH/host-shell"
+	export FORGE_MSB="$SCRATCH/stubbin/msb" FORGE_SANDBOX_CONTAINER=forge-work-0123abcd
+}
+
+# strace_or_skip: strace can trace here; skips otherwise, except in CI.
+strace_or_skip() {
+	if ! command -v strace >/dev/null; then
+		[ "${CI:-}" != true ] || fail "CI=true but strace is not installed"
+		skip "strace is not installed"
+	fi
+	if ! strace -o /dev/null /bin/true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "CI=true but strace cannot trace (ptrace not permitted?)"
+		skip "strace cannot trace here"
+	fi
+}
+
+@test "--help and --version are forge-shell's own only as the sole argument" {
+	run --separate-stderr forge-shell --help
+	assert_success
+	assert_line --index 0 --partial 'usage: forge-shell'
+	run --separate-stderr forge-shell --version
+	assert_success
+	assert_output --regexp '^forge-shell [0-9]+\.[0-9]+'
+	unset FORGE_SANDBOX_CONTAINER
+	FORGE_HOST_SHELL=/bin/bash run --separate-stderr forge-shell -c 'printf "%s|" "$0" "$@"' sh --help --version
+	assert_success
+	assert_output 'sh|--help|--version|'
+}
+
+@test "in the sandbox: argv is exactly exec --quiet NAME --no-tty -w CWD -- bash ARGS" {
+	stub_msb
+	cd "$SCRATCH"
+	run --separate-stderr forge-shell -c 'echo "in the guest"'
+	assert_success
+	assert_output 'in the guest'
+	[ "$(cat "$MSB_LOG")" = "$(printf '%s\n' exec --quiet forge-work-0123abcd --no-tty -w "$(pwd -P)" -- bash -c 'echo "in the guest"')" ]
+	[ ! -e "$HOST_MARKER" ]
+}
+
+@test "in the sandbox: msb's exit status passes through verbatim (0, 1, 42, 255, a signal)" {
+	stub_msb
+	run forge-shell -c 'exit 0'
+	assert_success
+	run forge-shell -c 'exit 1'
+	assert_failure 1
+	run forge-shell -c 'exit 42'
+	assert_failure 42
+	run forge-shell -c 'exit 255'
+	assert_failure 255
+	run forge-shell -c 'kill -TERM $$'
+	assert_failure 143
+	[ ! -e "$HOST_MARKER" ]
+}
+
+@test "in the sandbox: arguments with spaces, quotes, newlines, globs, dashes and empties arrive unchanged" {
+	stub_msb
+	args=('a b' "it's" '"double"' $'line1\nline2' '' '*' '--' '-n' '$HOME' '\x')
+	run --separate-stderr forge-shell -c 'printf "<%s>\n" "$0" "$@"' arg0 "${args[@]}"
+	assert_success
+	assert_output "$(printf '<%s>\n' arg0 "${args[@]}")"
+	# and msb received them as separate arguments, byte for byte
+	mapfile -d '' -t got <"$MSB_LOG.z"
+	want=(exec --quiet forge-work-0123abcd --no-tty -w "$(pwd -P)" -- bash -c 'printf "<%s>\n" "$0" "$@"' arg0 "${args[@]}")
+	[ "${#got[@]}" -eq "${#want[@]}" ]
+	for i in "${!want[@]}"; do [ "${got[$i]}" = "${want[$i]}" ]; done
+}
+
+@test "in the sandbox: a working directory reached through a symlink is passed as its physical path" {
+	stub_msb
+	mkdir -p "$SCRATCH/real dir/sub"
+	ln -s "$SCRATCH/real dir" "$SCRATCH/link"
+	cd "$SCRATCH/link/sub"
+	[ "$PWD" = "$SCRATCH/link/sub" ]
+	run --separate-stderr forge-shell -c pwd
+	assert_success
+	physical=$(cd "$SCRATCH/real dir/sub" && pwd -P)
+	assert_output "$physical"
+	[ "$(sed -n 6p "$MSB_LOG")" = "$physical" ]
+}
+
+@test "msb not found via FORGE_MSB: exit 127 with the message, the host shell never runs" {
+	stub_msb
+	FORGE_MSB="$SCRATCH/nonexistent/msb" run -127 --separate-stderr forge-shell -c ': >"$HOST_MARKER.cmd"'
+	assert_failure 127
+	[ "$stderr" = "forge-shell: error: cannot run msb ($SCRATCH/nonexistent/msb: No such file or directory); refusing to run on the host" ]
+	[ -z "$output" ]
+	[ ! -e "$HOST_MARKER" ] && [ ! -e "$HOST_MARKER.cmd" ]
+}
+
+@test "msb not on PATH (FORGE_MSB unset): exit 127 with the message, the host shell never runs" {
+	stub_msb
+	unset FORGE_MSB
+	mkdir "$SCRATCH/empty"
+	run -127 --separate-stderr env PATH="$SCRATCH/empty" "$abs_top_builddir/helpers/forge-shell" -c ': >"$HOST_MARKER.cmd"'
+	assert_failure 127
+	[ "$stderr" = 'forge-shell: error: cannot run msb (msb not found on PATH); refusing to run on the host' ]
+	[ ! -e "$HOST_MARKER" ] && [ ! -e "$HOST_MARKER.cmd" ]
+}
+
+@test "msb found but not executable (a file without x, a directory): 127, fails closed" {
+	stub_msb
+	printf '#!/bin/sh\nexit 0\n' >"$SCRATCH/msb-noexec"
+	mkdir "$SCRATCH/msb-dir"
+	for bad in "$SCRATCH/msb-noexec" "$SCRATCH/msb-dir"; do
+		FORGE_MSB=$bad run -127 --separate-stderr forge-shell -c 'exit 0'
+		assert_failure 127
+		[[ $stderr == "forge-shell: error: cannot run msb ($bad: Permission denied); refusing to run on the host" ]]
+	done
+	[ ! -e "$HOST_MARKER" ]
+}
+
+@test "msb on PATH: found like execvp would (skipping non-executables and directories), FORGE_MSB may be a bare name" {
+	stub_msb
+	unset FORGE_MSB
+	mkdir -p "$SCRATCH/p1/msb" "$SCRATCH/p2" "$SCRATCH/p3"
+	printf '#!/bin/sh\nexit 99\n' >"$SCRATCH/p2/msb"
+	cp "$SCRATCH/stubbin/msb" "$SCRATCH/p3/msb"
+	PATH="$SCRATCH/p1:$SCRATCH/p2:$SCRATCH/p3:$PATH" run forge-shell -c 'echo ok'
+	assert_success
+	assert_output ok
+	[ "$(sed -n 1p "$MSB_LOG")" = exec ]
+	ln -s "$SCRATCH/stubbin/msb" "$SCRATCH/p3/msb-other"
+	PATH="$SCRATCH/p3:$PATH" FORGE_MSB=msb-other run forge-shell -c 'echo other'
+	assert_success
+	assert_output other
+}
+
+@test "a working directory that no longer exists: 127, fails closed" {
+	stub_msb
+	mkdir "$SCRATCH/gone"
+	cd "$SCRATCH/gone"
+	rmdir "$SCRATCH/gone"
+	run -127 --separate-stderr forge-shell -c 'exit 0'
+	assert_failure 127
+	[[ $stderr == 'forge-shell: error: cannot run msb (cannot determine the working directory: '*'); refusing to run on the host' ]]
+	[ ! -e "$HOST_MARKER" ]
+	[ ! -e "$MSB_LOG" ]
+}
+
+@test "a sandbox name msb would take for an option or reject: 127, fails closed" {
+	stub_msb
+	for name in --help -x 'a b' '.hidden' "$(printf 'a%.0s' {1..129})"; do
+		FORGE_SANDBOX_CONTAINER=$name run -127 --separate-stderr forge-shell -c 'exit 0'
+		assert_failure 127
+		[[ $stderr == "forge-shell: error: FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '"* ]]
+	done
+	[ ! -e "$HOST_MARKER" ]
+	[ ! -e "$MSB_LOG" ]
+}
+
+@test "FORGE_SANDBOX_CONTAINER unset or empty: the host shell runs, msb does not" {
+	stub_msb
+	unset FORGE_SANDBOX_CONTAINER
+	run forge-shell -c 'echo on the host'
+	assert_success
+	assert_output 'on the host'
+	[ -e "$HOST_MARKER" ]
+	rm "$HOST_MARKER"
+	FORGE_SANDBOX_CONTAINER='' run forge-shell -c 'exit 42'
+	assert_failure 42
+	[ -e "$HOST_MARKER" ]
+	[ ! -e "$MSB_LOG" ]
+}
+
+@test "on the host: FORGE_HOST_SHELL wins, gets the arguments unchanged and \$0 is its path" {
+	unset FORGE_SANDBOX_CONTAINER
+	printf '#!/bin/bash\nprintf "<%%s>\\n" "$@"\n' >"$SCRATCH/show-args"
+	chmod +x "$SCRATCH/show-args"
+	args=(-c 'a b' $'x\ny' '' "it's" -- --help)
+	FORGE_HOST_SHELL="$SCRATCH/show-args" SHELL=/bin/sh run --separate-stderr forge-shell "${args[@]}"
+	assert_success
+	assert_output "$(printf '<%s>\n' "${args[@]}")"
+	FORGE_HOST_SHELL=/bin/bash run forge-shell -c 'echo "$0"'
+	assert_output /bin/bash
+	# a bare name is looked up on PATH
+	FORGE_HOST_SHELL=bash run forge-shell -c 'echo "$BASH_VERSION"'
+	assert_success
+	[ -n "$output" ]
+}
+
+@test "on the host: exit statuses pass through (0, 1, 42, 255, a signal)" {
+	unset FORGE_SANDBOX_CONTAINER
+	export FORGE_HOST_SHELL=/bin/bash
+	run forge-shell -c 'exit 0'
+	assert_success
+	run forge-shell -c 'exit 1'
+	assert_failure 1
+	run forge-shell -c 'exit 42'
+	assert_failure 42
+	run forge-shell -c 'exit 255'
+	assert_failure 255
+	run forge-shell -c 'kill -TERM $$'
+	assert_failure 143
+}
+
+@test "on the host: FORGE_HOST_SHELL that cannot run is an error (127/126), not a fallback" {
+	unset FORGE_SANDBOX_CONTAINER
+	FORGE_HOST_SHELL="$SCRATCH/nope" run -127 --separate-stderr forge-shell -c 'echo ran'
+	assert_failure 127
+	[ -z "$output" ]
+	[[ $stderr == 'forge-shell: error: cannot run the host shell ('* ]]
+	printf 'echo ran\n' >"$SCRATCH/not-exec"
+	FORGE_HOST_SHELL="$SCRATCH/not-exec" run --separate-stderr forge-shell -c 'echo ran'
+	assert_failure 126
+	[ -z "$output" ]
+}
+
+@test "on the host: \$SHELL when absolute and executable; else /bin/bash" {
+	unset FORGE_SANDBOX_CONTAINER FORGE_HOST_SHELL
+	printf '#!/bin/sh\necho "custom shell: $*"\n' >"$SCRATCH/my-shell"
+	chmod +x "$SCRATCH/my-shell"
+	SHELL="$SCRATCH/my-shell" run forge-shell -c 'x'
+	assert_output 'custom shell: -c x'
+	for shell in my-shell "$SCRATCH/missing" "$SCRATCH" '' ; do
+		SHELL=$shell run forge-shell -c 'echo "$0"'
+		assert_success
+		assert_output /bin/bash
+	done
+	printf 'echo no x bit\n' >"$SCRATCH/no-x"
+	SHELL="$SCRATCH/no-x" run forge-shell -c 'echo "$0"'
+	assert_output /bin/bash
+	(unset SHELL && run forge-shell -c 'echo "$0"' && [ "$output" = /bin/bash ])
+}
+
+@test "on the host: \$SHELL naming forge-shell itself (directly, via a symlink or a hard link) is skipped, no loop" {
+	unset FORGE_SANDBOX_CONTAINER FORGE_HOST_SHELL
+	self=$(command -v forge-shell)
+	ln -s "$self" "$SCRATCH/sh-link"
+	ln -s "$SCRATCH/sh-link" "$SCRATCH/sh-link2"
+	ln "$self" "$SCRATCH/sh-hard" 2>/dev/null || cp "$self" "$SCRATCH/sh-hard"
+	for shell in "$self" "$SCRATCH/sh-link2"; do
+		SHELL=$shell run timeout 10 forge-shell -c 'echo "$0"'
+		assert_success
+		assert_output /bin/bash
+	done
+	# run through the link itself: /proc/self/exe is the same file
+	SHELL="$SCRATCH/sh-link" run timeout 10 "$SCRATCH/sh-link2" -c 'echo "$0"'
+	assert_output /bin/bash
+	# a hard link (or, where none can be made, a copy run as itself)
+	SHELL="$SCRATCH/sh-hard" run timeout 10 "$SCRATCH/sh-hard" -c 'echo "$0"'
+	assert_output /bin/bash
+}
+
+@test "on the host: FORGE_HOST_SHELL naming forge-shell itself is refused (127), not looped" {
+	unset FORGE_SANDBOX_CONTAINER
+	self=$(command -v forge-shell)
+	ln -s "$self" "$SCRATCH/sh-link"
+	for shell in "$self" "$SCRATCH/sh-link" forge-shell; do
+		FORGE_HOST_SHELL=$shell run -127 --separate-stderr timeout 10 forge-shell -c 'echo ran'
+		assert_failure 127
+		[ -z "$output" ]
+		[ "$stderr" = "forge-shell: error: FORGE_HOST_SHELL=$shell is forge-shell itself; refusing to exec it in a loop" ]
+	done
+}
+
+@test "on the host: started as a login shell (argv[0] -forge-shell), the host shell is one too" {
+	unset FORGE_SANDBOX_CONTAINER
+	FORGE_HOST_SHELL=/bin/bash run bash -c 'exec -a -forge-shell forge-shell -c "echo \"\$0\"; shopt -q login_shell && echo login"'
+	assert_success
+	[ "${lines[-2]}" = -bash ]
+	[ "${lines[-1]}" = login ]
+}
+
+@test "no fork: forge-shell makes exactly one execve (to msb, or to the host shell) and no clone/fork/vfork" {
+	strace_or_skip
+	self=$(command -v forge-shell)
+	# /bin/true stands in for msb and the host shell: it execs nothing itself
+	FORGE_SANDBOX_CONTAINER=forge-x FORGE_MSB=/bin/true run strace -f -qq -e trace=process -o "$SCRATCH/trace" "$self" -c 'echo hi'
+	assert_success
+	[ "$(grep -c 'execve(' "$SCRATCH/trace")" -eq 2 ]
+	grep -q "execve(\"$self\"" "$SCRATCH/trace"
+	grep -q 'execve("/bin/true", \["/bin/true", "exec", "--quiet", "forge-x", "--no-tty", "-w"' "$SCRATCH/trace"
+	! grep -E -q '(clone|clone3|fork|vfork)\(' "$SCRATCH/trace"
+	[ "$(cut -d' ' -f1 "$SCRATCH/trace" | sort -u | wc -l)" -eq 1 ]
+
+	unset FORGE_SANDBOX_CONTAINER
+	FORGE_HOST_SHELL=/bin/true run strace -f -qq -e trace=process -o "$SCRATCH/trace" "$self" -c 'echo hi'
+	assert_success
+	[ "$(grep -c 'execve(' "$SCRATCH/trace")" -eq 2 ]
+	grep -q 'execve("/bin/true", \["/bin/true", "-c", "echo hi"\]' "$SCRATCH/trace"
+	! grep -E -q '(clone|clone3|fork|vfork)\(' "$SCRATCH/trace"
+}
+
+@test "fails closed even without a PATH: msb is not looked up in the current directory" {
+	stub_msb
+	unset FORGE_MSB
+	cp "$SCRATCH/stubbin/msb" "$SCRATCH/msb"
+	cd "$SCRATCH"
+	if [ -x /usr/local/bin/msb ] || [ -x /usr/bin/msb ] || [ -x /bin/msb ]; then
+		skip "an msb is installed in the default PATH"
+	fi
+	run -127 --separate-stderr env -u PATH "$abs_top_builddir/helpers/forge-shell" -c 'exit 0'
+	assert_failure 127
+	[[ $stderr == *'msb not found on PATH'* ]]
+	[ ! -e "$HOST_MARKER" ]
+}
