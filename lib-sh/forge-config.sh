@@ -42,8 +42,12 @@ forge_config_texts() {
 	  "loop.allowExternalDirectories": "string[]"
 	}'
 	
+	# The verify defaults, also used as they are when no file exists at all.
+	forge_config_verify_values='1800 3 false'
+	# shellcheck disable=SC2086 # three plain words
+	set -- $forge_config_verify_values
 	forge_config_defaults='{
-	  "verify": {"timeout": 1800, "breaker": {"threshold": 3}, "isolated": {"warm": false}},
+	  "verify": {"timeout": '"$1"', "breaker": {"threshold": '"$2"'}, "isolated": {"warm": '"$3"'}},
 	  "sandbox": {
 	    "image": "oc-forge-sandbox:latest",
 	    "resources": {"memory": "8g", "cpus": "4", "dockerDisk": "16g", "cacheDisk": "16g"},
@@ -55,7 +59,8 @@ forge_config_texts() {
 	}'
 	
 	# Reads every file, checks JSON and types against the schema, merges.
-	# Emits "W<TAB>msg" warnings, "E<TAB>msg" errors, and one "C<TAB>json" line.
+	# Emits "W<TAB>msg" warnings, "E<TAB>msg" errors, then a "V<TAB>" line with
+# the verify values and, last, one "C<TAB>json" line.
 	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_config_jq='
 	def show: tostring | gsub("[\u0000-\u001f]"; "?");
@@ -96,7 +101,8 @@ forge_config_texts() {
 	| ($parsed | map(.msgs[])) as $msgs
 	| $msgs[],
 	  (if any($msgs[]; startswith("E\t")) then empty
-	   else "C\t\(reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v) | tojson)" end)
+	   else reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v)
+	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm)")", "C\t\(tojson)" end)
 	'
 }
 
@@ -119,6 +125,12 @@ forge_config_load() {
 			forge_die 65 "$forge_config_f: cannot read config file"
 		fi
 	done
+	if [ "$#" -eq 0 ]; then
+		# Nothing to read: the defaults, without starting jq.
+		forge_config_texts
+		forge_config=$forge_config_defaults
+		return 0
+	fi
 	# Each file is passed as a name and its text; jq parses the text itself so
 	# an error can name the file.
 	forge_config_out=$(forge_config_run "$@") ||
@@ -128,6 +140,11 @@ forge_config_load() {
 	forge_config_nl='
 '
 	while [ -n "$forge_config_out" ]; do
+		# The merged configuration comes last, on one line: take it whole
+		# rather than scanning a possibly huge string for newlines.
+		case $forge_config_out in
+		"C	"*) forge_config=${forge_config_out#??}; break ;;
+		esac
 		forge_config_line=${forge_config_out%%"$forge_config_nl"*}
 		case $forge_config_out in
 		*"$forge_config_nl"*) forge_config_out=${forge_config_out#*"$forge_config_nl"} ;;
@@ -136,7 +153,7 @@ forge_config_load() {
 		case $forge_config_line in
 		"W	"*) forge_warn "${forge_config_line#??}" ;;
 		"E	"*) forge_error "${forge_config_line#??}"; forge_config_bad=1 ;;
-		"C	"*) forge_config=${forge_config_line#??} ;;
+		"V	"*) forge_config_verify_values=${forge_config_line#??} ;;
 		esac
 	done
 	[ -z "$forge_config_bad" ] || exit 65
@@ -167,11 +184,9 @@ forge_config_get() {
 
 # forge_config_verify: sets forge_default_timeout, forge_threshold and
 # forge_warm from the merged configuration (types and ranges were checked
-# per file by forge_config_load).
+# per file by forge_config_load, which also extracted them).
 forge_config_verify() {
-	# shellcheck disable=SC2046 # three plain values, split on purpose
-	set -- $(printf '%s' "$forge_config" | jq -r \
-		'.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm)"') ||
-		forge_die 70 "jq failed while reading the configuration"
+	# shellcheck disable=SC2086 # three plain words
+	set -- $forge_config_verify_values
 	forge_default_timeout=$1 forge_threshold=$2 forge_warm=$3
 }

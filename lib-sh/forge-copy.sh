@@ -21,7 +21,10 @@ forge_copy_owner() {
 }
 
 # forge_copy_owner_alive FILE: true when the process recorded in FILE runs.
+# An empty FILE is one its owner is writing this instant: alive.
 forge_copy_owner_alive() {
+	[ -e "$1" ] || return 1
+	[ -s "$1" ] || return 0
 	read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
 	forge_is_uint "$forge_owner_pid" || return 1
 	kill -0 "$forge_owner_pid" 2>/dev/null || return 1
@@ -126,13 +129,13 @@ forge_copy_create() {
 	# Read now, before any step could rewrite the copy's .git file.
 	forge_admin_of "$forge_copy_dir"
 	forge_copy_admin=$forge_admin
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp" "$forge_copy_admin"
 }
 
 # forge_copy_require_head ROOT: sets forge_head and forge_common_dir; exits 69
 # when the repository has no commit yet.
 forge_copy_require_head() {
-	forge_head "$1"
+	[ "${forge_head_of:-}" = "$1" ] || forge_head "$1"
 	[ -n "$forge_head" ] || forge_die 69 "--isolated needs a commit; $1 has none yet"
 	forge_require_tool flock tar
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
@@ -150,9 +153,10 @@ forge_admin_of() {
 	esac
 }
 
-# forge_copy_fill ROOT COPY SCRATCH: replays ROOT's uncommitted changes and
-# untracked files into COPY (a checkout of HEAD) and computes the snapshot's
-# tree into forge_copy_tree. SCRATCH holds the patch and the file lists.
+# forge_copy_fill ROOT COPY SCRATCH ADMIN: replays ROOT's uncommitted changes
+# and untracked files into COPY (a checkout of HEAD, registered in ADMIN) and
+# computes the snapshot's tree into forge_copy_tree. SCRATCH holds the patch
+# and the file lists.
 forge_copy_fill() {
 	forge_fill_patch=$3/changes.patch
 	# Flags that user configuration cannot reshape: no colour, no external
@@ -176,7 +180,7 @@ forge_copy_fill() {
 		[ ! -e "$3/tar.failed" ] ||
 			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
 	fi
-	forge_copy_snapshot_tree "$1" "$3"
+	forge_copy_snapshot_tree "$2" "$3" "$4"
 }
 
 # forge_git_apply [-C DIR] [APPLY-OPTION...] PATCH: git apply, whitespace
@@ -193,12 +197,18 @@ forge_git_apply() {
 		apply --whitespace=nowarn "$@"
 }
 
-# forge_copy_snapshot_tree ROOT SCRATCH: sets forge_copy_tree to the tree of
-# HEAD + the patch + the untracked files, built in a scratch index (the real
-# index is not touched).
+# forge_copy_snapshot_tree COPY SCRATCH ADMIN: sets forge_copy_tree to the
+# tree of HEAD + the patch + the untracked files, built in a scratch index
+# that starts as a copy of the copy's own (HEAD, with its cached trees), so
+# only what changed is hashed. Neither index the user or the steps see is
+# touched.
 forge_copy_snapshot_tree() {
 	forge_tree_index=$2/index
-	GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" read-tree "$forge_head" &&
+	if [ -f "$3/index" ]; then
+		cp -- "$3/index" "$forge_tree_index"
+	else
+		GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" read-tree "$forge_head"
+	fi &&
 		if [ -s "$2/changes.patch" ]; then
 			GIT_INDEX_FILE=$forge_tree_index forge_git_apply -C "$1" --cached "$2/changes.patch"
 		fi &&
@@ -230,7 +240,7 @@ forge_copy_destroy() {
 forge_pool_acquire() {
 	forge_copy_require_head "$1"
 	forge_pool=$forge_common_dir/forge/pool
-	mkdir -p -- "$forge_pool" || forge_die 73 "cannot create $forge_pool"
+	[ -d "$forge_pool" ] || mkdir -p -- "$forge_pool" || forge_die 73 "cannot create $forge_pool"
 	forge_pool_slot=1
 	while :; do
 		exec 9>"$forge_pool/$forge_pool_slot.lock" || forge_die 73 "cannot create $forge_pool/$forge_pool_slot.lock"
@@ -242,7 +252,6 @@ forge_pool_acquire() {
 	forge_pool_dir=$forge_pool/$forge_pool_slot
 	forge_copy_dir=$forge_pool_dir/${1##*/}
 	[ "$forge_copy_dir" != "$forge_pool_dir/" ] || forge_copy_dir=$forge_pool_dir/repo
-	rm -rf -- "$forge_pool_dir/scratch"
 	if ! forge_pool_reset "$1"; then
 		# A slot that cannot be reset is made anew.
 		forge_pool_discard
@@ -253,8 +262,12 @@ forge_pool_acquire() {
 	fi
 	forge_admin_of "$forge_copy_dir"
 	forge_pool_admin=$forge_admin
-	mkdir -- "$forge_pool_dir/scratch" || forge_die 73 "cannot create $forge_pool_dir/scratch"
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_dir/scratch"
+	# The scratch files are rewritten each run; only a failure marker could
+	# linger from an earlier one.
+	[ -d "$forge_pool_dir/scratch" ] || mkdir -- "$forge_pool_dir/scratch" ||
+		forge_die 73 "cannot create $forge_pool_dir/scratch"
+	[ ! -e "$forge_pool_dir/scratch/tar.failed" ] || rm -f -- "$forge_pool_dir/scratch/tar.failed"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_dir/scratch" "$forge_pool_admin"
 }
 
 # forge_pool_reset ROOT: brings the slot back to HEAD: tracked files restored,

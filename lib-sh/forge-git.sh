@@ -9,27 +9,52 @@ forge_git() {
 }
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that
-# contains DIR (default: the current directory). Returns 1 when DIR is not
-# inside a git worktree (bare repositories and .git dirs included).
+# contains DIR (default: the current directory), and forge_common_dir to its
+# absolute git common dir. Returns 1 when DIR is not inside a git worktree
+# (bare repositories and .git dirs included).
 forge_repo_root() {
-	forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel 2>/dev/null) || return 1
-	[ -n "$forge_root" ]
+	forge_root_out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --git-common-dir 2>/dev/null) ||
+		return 1
+	forge_root=${forge_root_out%'
+'*}
+	forge_common_dir=${forge_root_out##*'
+'}
+	case $forge_root in
+	'' | *'
+'*)
+		# A path with a newline in it: ask for each on its own.
+		forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel) || return 1
+		forge_common_dir=
+		forge_git_common_dir "$forge_root" || return 1
+		;;
+	*)
+		case $forge_common_dir in
+		/*) ;;
+		# Relative to DIR; made canonical, as git writes it in .git files.
+		*) forge_common_dir=$(cd -- "${1:-.}" && cd -- "$forge_common_dir" && pwd -P) || return 1 ;;
+		esac
+		;;
+	esac
+	forge_common_of=$forge_root
 }
 
 # forge_git_common_dir ROOT: sets forge_common_dir to the absolute git common
 # dir of the worktree at ROOT (shared by all its linked worktrees).
 forge_git_common_dir() {
+	[ "${forge_common_of:-}" != "$1" ] || [ -z "${forge_common_dir:-}" ] || return 0
 	forge_common_dir=$(forge_git -C "$1" rev-parse --git-common-dir) || return 1
 	case $forge_common_dir in
 	/*) ;;
-	*) forge_common_dir=$1/$forge_common_dir ;;
+	*) forge_common_dir=$(cd -- "$1" && cd -- "$forge_common_dir" && pwd -P) || return 1 ;;
 	esac
+	forge_common_of=$1
 }
 
 # forge_head ROOT: sets forge_head to the commit at HEAD, or to "" when the
 # repository has no commit yet.
 forge_head() {
 	forge_head=$(forge_git -C "$1" rev-parse -q --verify 'HEAD^{commit}' 2>/dev/null) || forge_head=
+	forge_head_of=$1
 }
 
 # forge_exclude_forge_dir ROOT: adds /.forge/ to the common dir's info/exclude
