@@ -8,7 +8,8 @@
 #   (c) forge-verify --isolated --warm -- true   (after one warm-up run)
 #   (d) git status --porcelain
 #
-# Prints the median of RUNS (5) runs of each and the ratios b/a, c/b, c/d.
+# Prints the median of RUNS (5) rounds (each round runs every variant once)
+# and the ratios b/a, c/b, c/d.
 # Usage: bench/isolated.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP)
 set -eu
 
@@ -64,21 +65,16 @@ echo "size: $(du -sh --exclude=.git "$repo" | cut -f1), modified: $(git -C "$rep
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# median_ms LABEL COMMAND...: runs COMMAND RUNS times in the repository and
-# prints the median wall time in ms.
-median_ms() {
-	label=$1
-	shift
-	n=0
-	: >"$work/times"
-	while [ "$n" -lt "$RUNS" ]; do
-		t0=$(now_ms)
-		(cd "$repo" && "$@") >/dev/null 2>&1 || { echo "bench: $label failed" >&2; exit 1; }
-		t1=$(now_ms)
-		echo $((t1 - t0)) >>"$work/times"
-		n=$((n + 1))
-	done
-	sort -n "$work/times" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+# time_ms COMMAND...: runs COMMAND once in the repository, prints wall ms.
+time_ms() {
+	t0=$(now_ms)
+	(cd "$repo" && "$@") >/dev/null 2>&1 || { echo "bench: $* failed" >&2; exit 1; }
+	echo $(($(now_ms) - t0))
+}
+
+# median FILE: the median of the numbers in FILE.
+median() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
 bare_worktree() {
@@ -86,10 +82,19 @@ bare_worktree() {
 }
 
 "$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null 2>&1 # warm-up: creates the slot
-a=$(median_ms "worktree add+remove" bare_worktree)
-b=$(median_ms "forge-verify --isolated" "$FORGE_VERIFY" -q --isolated -- true)
-c=$(median_ms "forge-verify --isolated --warm" "$FORGE_VERIFY" -q --isolated --warm -- true)
-d=$(median_ms "git status" git status --porcelain)
+"$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null 2>&1 # ...and settles its index
+# Round robin: writing 80 MB per checkout builds up a write-back backlog that
+# slows whatever runs later, so each round runs every variant once.
+: >"$work/a" && : >"$work/b" && : >"$work/c" && : >"$work/d"
+n=0
+while [ "$n" -lt "$RUNS" ]; do
+	time_ms bare_worktree >>"$work/a"
+	time_ms "$FORGE_VERIFY" -q --isolated -- true >>"$work/b"
+	time_ms "$FORGE_VERIFY" -q --isolated --warm -- true >>"$work/c"
+	time_ms git status --porcelain >>"$work/d"
+	n=$((n + 1))
+done
+a=$(median "$work/a") b=$(median "$work/b") c=$(median "$work/c") d=$(median "$work/d")
 
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", (y > 0) ? x / y : 0 }'; }
 printf '%-46s %8s\n' "median of $RUNS runs" "ms"
