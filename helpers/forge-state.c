@@ -905,6 +905,7 @@ static unsigned parse_wait(const char *arg)
 	return (unsigned)secs;
 }
 
+#ifndef FORGE_STATE_NO_MAIN /* t/fuzz-state.c includes this file */
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -942,3 +943,4 @@ int main(int argc, char **argv)
 			return commands[c].run(wait, argv + i + 1, argc - i - 1);
 	die(EXIT_USAGE, "unknown command '%s'", argv[i]);
 }
+#endif

@@ -253,35 +253,3 @@ msb_accepts() {
 	assert_failure 1
 	assert_output --partial 'image not cached'
 }
-
-# fuzzer_or_skip: builds the harness into $FUZZER with clang's libFuzzer
-# ($CLANG, default clang). Skips when clang or libFuzzer is missing (a trivial
-# fuzzer does not link), except in CI, where that is a failure.
-fuzzer_or_skip() {
-	local clang=${CLANG:-clang} why=''
-	FUZZER="$SCRATCH/fuzz-netrule"
-	printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$SCRATCH/probe.c"
-	if ! command -v "$clang" >/dev/null; then
-		why="no $clang"
-	elif ! "$clang" -fsanitize=fuzzer,address,undefined -o "$SCRATCH/probe" "$SCRATCH/probe.c" 2>/dev/null; then
-		why="$clang cannot link a libFuzzer program (Debian: apt-get install libclang-rt-dev)"
-	fi
-	if [ -n "$why" ]; then
-		[ "${CI:-}" != true ] || fail "CI=true but $why"
-		skip "$why"
-	fi
-	"$clang" -std=c99 -Wall -Wextra -pedantic -Werror -D_POSIX_C_SOURCE=200809L \
-		-DFORGE_VERSION='"test"' -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o "$FUZZER" "$abs_top_srcdir/t/fuzz-netrule.c"
-}
-
-@test "fuzzing the validation for 10 s finds no crash and no broken invariant" {
-	fuzzer_or_skip
-	mkdir "$SCRATCH/corpus"
-	cd "$SCRATCH"
-	run "$FUZZER" -max_total_time=10 -artifact_prefix="$SCRATCH/" "$SCRATCH/corpus" \
-		"$abs_top_srcdir/t/fuzz-corpus/netrule"
-	assert_success
-	assert_output --partial 'Done '
-	! compgen -G "$SCRATCH/crash-*"
-}
