@@ -7,6 +7,20 @@
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
+# forge_read_file FILE: sets forge_file to FILE's whole content, less its
+# final newline (paths in git's files may hold newlines); returns 1 when FILE
+# cannot be read. Builtins only: it runs for every registration on each run.
+forge_read_file() {
+	forge_file=
+	[ -r "$1" ] || return 1
+	forge_file_sep=
+	while IFS= read -r forge_file_line || [ -n "$forge_file_line" ]; do
+		forge_file=$forge_file$forge_file_sep$forge_file_line
+		forge_file_sep='
+'
+	done <"$1"
+}
+
 # forge_copy_owner: prints "PID START" identifying this process: the start
 # time (from /proc) tells a live owner from a recycled PID.
 forge_copy_owner() {
@@ -50,7 +64,8 @@ forge_rm_tree() {
 forge_copy_prune() {
 	for forge_prune_admin in "$forge_common_dir"/worktrees/*/; do
 		[ -f "$forge_prune_admin/gitdir" ] || continue
-		read -r forge_prune_path 2>/dev/null <"$forge_prune_admin/gitdir" || continue
+		forge_read_file "$forge_prune_admin/gitdir" 2>/dev/null || continue
+		forge_prune_path=$forge_file
 		case $forge_prune_path in
 		*/forge-verify.??????/*/.git) ;;
 		*) continue ;;
@@ -145,8 +160,8 @@ forge_copy_require_head() {
 # by WORKTREE/.git (empty unless it lies in the common dir's worktrees/).
 forge_admin_of() {
 	forge_admin=
-	read -r forge_admin 2>/dev/null <"$1/.git" || return 0
-	forge_admin=${forge_admin#gitdir: }
+	forge_read_file "$1/.git" 2>/dev/null || return 0
+	forge_admin=${forge_file#gitdir: }
 	case $forge_admin in
 	"$forge_common_dir"/worktrees/?*) ;;
 	*) forge_admin= ;;
@@ -301,9 +316,8 @@ forge_pool_discard() {
 forge_pool_release() {
 	[ -n "${forge_pool_admin:-}" ] || return 0
 	if [ -d "$forge_copy_dir" ]; then
-		forge_pool_gitfile=
-		read -r forge_pool_gitfile 2>/dev/null <"$forge_copy_dir/.git" || :
-		if [ "$forge_pool_gitfile" != "gitdir: $forge_pool_admin" ]; then
+		forge_read_file "$forge_copy_dir/.git" 2>/dev/null || :
+		if [ "$forge_file" != "gitdir: $forge_pool_admin" ]; then
 			chmod u+w -- "$forge_copy_dir" 2>/dev/null || :
 			rm -rf -- "$forge_copy_dir/.git"
 			printf 'gitdir: %s\n' "$forge_pool_admin" >"$forge_copy_dir/.git" || :

@@ -85,3 +85,12 @@ teardown() { forge_test_teardown; }
 	done
 	[ "$(forge-state get .forge/breaker streak)" = 1 ]
 }
+
+@test "the programs under test: the build tree's, run by FORGE_TEST_SHELL when it is set" {
+	if [ -n "${FORGE_TEST_SHELL:-}" ]; then
+		run cat "$(command -v forge-verify)"
+		assert_output --partial "exec $FORGE_TEST_SHELL $abs_top_builddir/bin/forge-verify"
+	else
+		[ "$(command -v forge-verify)" = "$abs_top_builddir/bin/forge-verify" ]
+	fi
+}

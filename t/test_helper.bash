@@ -20,6 +20,18 @@ forge_test_setup() {
 	export FORGE_LIBDIR="$abs_top_builddir/lib-sh"
 	export FORGE_HELPERDIR="$abs_top_builddir/helpers"
 	export PATH="$abs_top_builddir/bin:$abs_top_builddir/helpers:$PATH"
+	# FORGE_TEST_SHELL (e.g. "bash", "busybox sh"): run the shell programs
+	# under that shell instead of their #!/bin/sh, through wrappers first on
+	# PATH. CI runs the suites once per shell this way.
+	if [ -n "${FORGE_TEST_SHELL:-}" ]; then
+		mkdir -p "$SCRATCH/shellbin"
+		for prog in "$abs_top_builddir"/bin/forge-*; do
+			case $prog in *.in) continue ;; esac
+			printf '#!/bin/sh\nexec %s %q "$@"\n' "$FORGE_TEST_SHELL" "$prog" >"$SCRATCH/shellbin/${prog##*/}"
+			chmod +x "$SCRATCH/shellbin/${prog##*/}"
+		done
+		export PATH="$SCRATCH/shellbin:$PATH"
+	fi
 	unset FORGE_CONFIG FORGE_CHANGE FORGE_VERIFY NO_COLOR
 	# git: a known identity, no system/global config leaking in.
 	export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$HOME/.gitconfig"
