@@ -5,9 +5,7 @@ load test_helper
 setup() {
 	load_support
 	forge_test_setup
-	REPO=$SCRATCH/repo
-	make_repo "$REPO"
-	cd "$REPO"
+	forge_test_repo
 	mkdir -p "$XDG_CONFIG_HOME/forge"
 }
 teardown() { forge_test_teardown; }

@@ -5,7 +5,6 @@
 isolated_setup() {
 	load_support
 	forge_test_setup
-	REPO=$SCRATCH/repo
 	mkdir -p "$SCRATCH/bin"
 	# list-tree work|copy DIR: one line per file or symlink: type, executable
 	# bit, content digest or link target, and the name (shell-quoted, so
@@ -30,8 +29,7 @@ done | LC_ALL=C sort -u
 SH
 	chmod +x "$SCRATCH/bin/list-tree"
 	PATH=$SCRATCH/bin:$PATH
-	make_repo "$REPO"
-	cd "$REPO"
+	forge_test_repo
 }
 
 # repo_state: a digest of everything a run must not change in the real

@@ -47,6 +47,13 @@ forge_test_teardown() {
 	rm -rf "$SCRATCH"
 }
 
+# forge_test_repo: a scratch repository with one commit as $REPO; cd there.
+forge_test_repo() {
+	REPO=$SCRATCH/repo
+	make_repo "$REPO"
+	cd "$REPO"
+}
+
 # make_repo DIR: a git repository with one commit (a README).
 make_repo() {
 	mkdir -p "$1" &&

@@ -6,9 +6,7 @@ load test_helper
 setup() {
 	load_support
 	forge_test_setup
-	REPO=$SCRATCH/repo
-	make_repo "$REPO"
-	cd "$REPO"
+	forge_test_repo
 }
 teardown() { forge_test_teardown; }
 
