@@ -50,8 +50,7 @@ forge_test_teardown() {
 # forge_test_repo: a scratch repository with one commit as $REPO; cd there.
 forge_test_repo() {
 	REPO=$SCRATCH/repo
-	make_repo "$REPO"
-	cd "$REPO"
+	make_repo "$REPO" && cd "$REPO" || return
 }
 
 # make_repo DIR: a git repository with one commit (a README).
