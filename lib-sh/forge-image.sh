@@ -1,0 +1,301 @@
+# forge-image.sh — `forge-sandbox build-image`: docker build, docker save,
+# msb load, with live progress (SPEC section 4.1). Part of forge.sh; source
+# that, not this file.
+# shellcheck shell=sh
+
+# forge_image_build [--tag REF] [--context DIR]: builds the sandbox image
+# from DIR (default: <pkgdatadir>/container) as REF (default: sandbox.image
+# of the configuration, loaded here unless forge_config is already set, with
+# the forge.json of $forge_root, else of the repository around the current
+# directory if any), saves it to a temporary tar and loads
+# it into msb's image store; the tar is removed whatever happens. Progress on
+# stderr: one updating line (elapsed time, current Docker step) when stderr
+# is a terminal (and TERM is not dumb), timestamped lines otherwise; on a failure the last 20 lines
+# of the failing command's output. Prints REF on stdout when done.
+# The work runs in a subshell with its own traps, so the caller's traps and
+# options are untouched; the function returns its status:
+# 0 done, 1 docker build / docker save / msb load failed, 64 usage,
+# 65 invalid sandbox.image, 69 docker, its daemon, msb or flock unavailable
+# (or no Dockerfile in the default context), 73 cannot create the lock file
+# or the temporary folder, 75 another build-image holds the lock,
+# 128+n interrupted by signal n (after cleanup).
+# The lock is per user: ${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/forge-build-image-<uid>.lock;
+# the tar is written under ${TMPDIR:-/tmp}. msb is $FORGE_MSB, else msb on PATH.
+forge_image_build() {
+	forge_image_ref='' forge_image_ref_set='' forge_image_ctx='' forge_image_ctx_set=''
+	while [ "$#" -gt 0 ]; do
+		case $1 in
+		--tag | --context)
+			[ "$#" -ge 2 ] || forge_usage_error "option '$1' needs an argument"
+			case $1 in
+			--tag) forge_image_ref=$2 forge_image_ref_set=1 ;;
+			*) forge_image_ctx=$2 forge_image_ctx_set=1 ;;
+			esac
+			shift
+			;;
+		--tag=*) forge_image_ref=${1#*=} forge_image_ref_set=1 ;;
+		--context=*) forge_image_ctx=${1#*=} forge_image_ctx_set=1 ;;
+		*) forge_usage_error "build-image: unknown argument '$1'" ;;
+		esac
+		shift
+	done
+
+	if [ -n "$forge_image_ref_set" ]; then
+		forge_image_valid_ref "$forge_image_ref" ||
+			forge_usage_error "invalid image reference '$forge_image_ref'"
+	else
+		if [ -z "${forge_config:-}" ]; then
+			forge_require_tool jq
+			# Inside a repository, its forge.json counts too.
+			if [ -z "${forge_root:-}" ] && command -v git >/dev/null 2>&1; then
+				forge_repo_root . || forge_root=''
+			fi
+			forge_config_load "${forge_root:-}"
+		fi
+		forge_image_ref=$(forge_config_get sandbox.image)
+		forge_image_valid_ref "$forge_image_ref" ||
+			forge_die 65 "sandbox.image: invalid image reference '$forge_image_ref'"
+	fi
+
+	if [ -n "$forge_image_ctx_set" ]; then
+		[ -d "$forge_image_ctx" ] || forge_usage_error "--context $forge_image_ctx: no such folder"
+		[ -f "$forge_image_ctx/Dockerfile" ] ||
+			forge_usage_error "--context $forge_image_ctx: no Dockerfile in it"
+	else
+		forge_image_ctx=$(forge_pkgdatadir)/container
+		[ -f "$forge_image_ctx/Dockerfile" ] ||
+			forge_die 69 "no Dockerfile in $forge_image_ctx: forge's container files are not installed"
+	fi
+	# docker must not take the folder for an option.
+	case $forge_image_ctx in -*) forge_image_ctx=./$forge_image_ctx ;; esac
+
+	forge_require_tool docker flock
+	if [ -n "${FORGE_MSB:-}" ]; then
+		forge_image_msb=$FORGE_MSB
+		command -v -- "$forge_image_msb" >/dev/null 2>&1 ||
+			forge_die 69 "msb not found: FORGE_MSB=$forge_image_msb is not an executable"
+	else
+		forge_image_msb=msb
+		command -v msb >/dev/null 2>&1 ||
+			forge_die 69 "required program 'msb' not found on PATH (install microsandbox, or set FORGE_MSB)"
+	fi
+	if ! forge_image_why=$(docker info 2>&1 >/dev/null); then
+		forge_image_why=$(printf '%s\n' "$forge_image_why" | grep -v '^[[:space:]]*$' | tail -n 1)
+		forge_die 69 "the Docker daemon is not answering (${forge_image_why:-docker info failed}); start it first (systemctl start docker, or forge-dockerd-start as root)"
+	fi
+
+	forge_image_status=0
+	(forge_image_run) || forge_image_status=$?
+	return "$forge_image_status"
+}
+
+# forge_image_valid_ref REF: a plausible image reference, and nothing that
+# docker or msb could read as an option.
+forge_image_valid_ref() {
+	case $1 in
+	'' | [-:/@.]* | *[!A-Za-z0-9._/:@-]*) return 1 ;;
+	esac
+}
+
+# forge_image_run: the build proper; runs in a subshell (its traps and
+# `exit`s stay there). Uses the forge_image_* settings of forge_image_build.
+forge_image_run() {
+	forge_image_tmp='' forge_image_child='' forge_image_ticker='' forge_image_follower=''
+	trap 'forge_image_cleanup' EXIT
+	trap 'forge_image_interrupted 1' HUP
+	trap 'forge_image_interrupted 2' INT
+	trap 'forge_image_interrupted 15' TERM
+
+	forge_image_lock=${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/forge-build-image-$(id -u).lock
+	(: >>"$forge_image_lock") 2>/dev/null ||
+		forge_die 73 "cannot create the lock file $forge_image_lock"
+	exec 9>>"$forge_image_lock"
+	flock -n 9 ||
+		forge_die 75 "another build-image is running (it holds $forge_image_lock); try again when it is done"
+
+	forge_image_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-build-image.XXXXXX") ||
+		forge_die 73 "cannot create a temporary folder in ${TMPDIR:-/tmp}"
+	forge_image_log=$forge_image_tmp/docker-build.log
+	forge_image_tar=$forge_image_tmp/image.tar
+	forge_image_start=$(date +%s)
+	# The updating line needs a terminal that knows "erase to end of line".
+	forge_image_tty=0
+	[ -t 2 ] && [ "${TERM:-dumb}" != dumb ] && forge_image_tty=1
+	forge_image_cols=80
+	if [ "$forge_image_tty" = 1 ]; then
+		# shellcheck disable=SC2046 # "rows cols" from stty, two numbers
+		set -- $(stty size <&2 2>/dev/null) ''
+		if forge_is_uint "${2:-}" && [ "$2" -ge 20 ]; then forge_image_cols=$2; fi
+		forge_image_ticker_start
+	fi
+
+	# docker build, its output through a FIFO to the follower (which keeps
+	# the log and reports the steps), so that docker runs in the background
+	# and a signal interrupts the wait at once.
+	forge_image_phase "docker build -t $forge_image_ref $forge_image_ctx"
+	mkfifo "$forge_image_tmp/out" || forge_die 73 "cannot create a FIFO in $forge_image_tmp"
+	forge_image_follow <"$forge_image_tmp/out" 9>&- &
+	forge_image_follower=$!
+	BUILDKIT_PROGRESS=plain docker build -t "$forge_image_ref" "$forge_image_ctx" \
+		</dev/null >"$forge_image_tmp/out" 2>&1 9>&- &
+	forge_image_wait
+	forge_image_rc=$forge_image_waited
+	wait "$forge_image_follower" || :
+	forge_image_follower=
+	[ "$forge_image_rc" -eq 0 ] ||
+		forge_image_fail "docker build failed (exit $forge_image_rc)" "$forge_image_log"
+
+	forge_image_phase "docker save $forge_image_ref"
+	docker save "$forge_image_ref" -o "$forge_image_tar" \
+		</dev/null >"$forge_image_tmp/save.log" 2>&1 9>&- &
+	forge_image_wait
+	[ "$forge_image_waited" -eq 0 ] ||
+		forge_image_fail "docker save failed (exit $forge_image_waited)" "$forge_image_tmp/save.log"
+
+	forge_image_phase "msb load --tag $forge_image_ref"
+	"$forge_image_msb" load --input "$forge_image_tar" --tag "$forge_image_ref" --quiet \
+		</dev/null >"$forge_image_tmp/load.log" 2>&1 9>&- &
+	forge_image_wait
+	[ "$forge_image_waited" -eq 0 ] ||
+		forge_image_fail "msb load failed (exit $forge_image_waited)" "$forge_image_tmp/load.log"
+
+	forge_image_ticker_stop
+	forge_say "built $forge_image_ref and loaded it into msb in $(forge_image_elapsed)"
+	printf '%s\n' "$forge_image_ref"
+}
+
+# forge_image_wait: waits for the last background command (forge_image_child
+# while it runs, so a signal handler can stop it); sets forge_image_waited.
+forge_image_wait() {
+	forge_image_child=$!
+	forge_image_waited=0
+	wait "$forge_image_child" || forge_image_waited=$?
+	forge_image_child=
+}
+
+# forge_image_follow: reads Docker's output on stdin, keeps all of it in
+# forge_image_log and reports each new step: BuildKit's plain progress
+# ("#5 [2/7] RUN ...", the first line of each vertex) or the legacy builder's
+# "Step 2/7 : RUN ...", as "[2/7] RUN ...". (A shell loop, not awk: mawk
+# reads a pipe in blocks and would report the steps late.)
+forge_image_follow() {
+	exec 3>"$forge_image_log"
+	forge_image_seen=' ' forge_image_last='' forge_image_line=''
+	while IFS= read -r forge_image_line || [ -n "$forge_image_line" ]; do
+		printf '%s\n' "$forge_image_line" >&3
+		case $forge_image_line in
+		'#'[0-9]*' '*)
+			forge_image_vertex=${forge_image_line%% *}
+			case $forge_image_seen in *" $forge_image_vertex "*) continue ;; esac
+			forge_image_seen="$forge_image_seen$forge_image_vertex "
+			forge_image_step=${forge_image_line#* }
+			;;
+		'Step '[0-9]*'/'[0-9]*' : '*)
+			forge_image_step=${forge_image_line#Step }
+			forge_image_step="[${forge_image_step%% : *}] ${forge_image_step#* : }"
+			;;
+		*) continue ;;
+		esac
+		[ "$forge_image_step" != "$forge_image_last" ] || continue
+		forge_image_last=$forge_image_step
+		forge_image_phase "$forge_image_step"
+	done
+	exec 3>&-
+}
+
+# forge_image_phase TEXT: reports what is running now: the updating line on
+# a terminal, a timestamped line otherwise.
+forge_image_phase() {
+	if [ "$forge_image_tty" = 1 ]; then
+		printf '%s\n' "$1" >"$forge_image_tmp/step.new" &&
+			mv -f "$forge_image_tmp/step.new" "$forge_image_tmp/step"
+		forge_image_draw "$1"
+	else
+		forge_say "$(date +%H:%M:%S) +$(forge_image_elapsed) $1"
+	fi
+}
+
+# forge_image_elapsed: prints the time since the start as M:SS (H:MM:SS).
+forge_image_elapsed() {
+	forge_image_secs=$(($(date +%s) - forge_image_start))
+	if [ "$forge_image_secs" -ge 3600 ]; then
+		printf '%d:%02d:%02d\n' "$((forge_image_secs / 3600))" \
+			"$((forge_image_secs / 60 % 60))" "$((forge_image_secs % 60))"
+	else
+		printf '%d:%02d\n' "$((forge_image_secs / 60))" "$((forge_image_secs % 60))"
+	fi
+}
+
+# forge_image_draw TEXT: redraws the progress line (carriage return, the
+# line cut to the terminal's width, erase to the end of the line).
+forge_image_draw() {
+	forge_image_fmt="\\r%.$((forge_image_cols - 1))s\\033[K"
+	# shellcheck disable=SC2059 # the format only carries a computed width
+	printf "$forge_image_fmt" "${forge_prog:-forge}: $(forge_image_elapsed) $1" >&2
+}
+
+# forge_image_ticker_start: redraws the line every second, so the clock runs
+# while a step prints nothing.
+forge_image_ticker_start() {
+	(
+		trap - EXIT HUP INT TERM
+		while [ -d "$forge_image_tmp" ]; do
+			forge_image_now=
+			[ ! -f "$forge_image_tmp/step" ] ||
+				IFS= read -r forge_image_now <"$forge_image_tmp/step" || :
+			[ -z "$forge_image_now" ] || forge_image_draw "$forge_image_now"
+			# An orphaned sleep must not hold our stderr open.
+			sleep 1 >/dev/null 2>&1
+		done
+	) 9>&- &
+	forge_image_ticker=$!
+}
+
+# forge_image_ticker_stop: stops the ticker and clears the progress line.
+forge_image_ticker_stop() {
+	[ -n "$forge_image_ticker" ] || return 0
+	kill "$forge_image_ticker" 2>/dev/null || :
+	wait "$forge_image_ticker" 2>/dev/null || :
+	forge_image_ticker=
+	printf '\r\033[K' >&2
+}
+
+# forge_image_fail MESSAGE LOG: reports a failed command with the last 20
+# lines of its output, then exits 1 (the EXIT trap cleans up).
+forge_image_fail() {
+	forge_image_ticker_stop
+	forge_error "$1; the last 20 lines of its output:"
+	tail -n 20 -- "$2" >&2 || :
+	exit 1
+}
+
+# forge_image_cleanup: the EXIT trap: stops what still runs, removes the
+# temporary folder (and the tar in it).
+forge_image_cleanup() {
+	if [ -n "$forge_image_child" ]; then
+		kill "$forge_image_child" 2>/dev/null || :
+		wait "$forge_image_child" 2>/dev/null || :
+		forge_image_child=
+	fi
+	if [ -n "$forge_image_follower" ]; then
+		# Not waiting for end-of-file: a child of docker may still hold
+		# the FIFO open.
+		kill "$forge_image_follower" 2>/dev/null || :
+		wait "$forge_image_follower" 2>/dev/null || :
+		forge_image_follower=
+	fi
+	forge_image_ticker_stop
+	if [ -n "$forge_image_tmp" ]; then
+		rm -rf -- "$forge_image_tmp"
+		forge_image_tmp=
+	fi
+}
+
+# forge_image_interrupted N: the INT/TERM/HUP trap: cleans up, exits 128+N.
+forge_image_interrupted() {
+	trap '' HUP INT TERM
+	forge_image_cleanup
+	forge_error "build-image interrupted; cleaned up"
+	trap - EXIT
+	exit "$((128 + $1))"
+}
