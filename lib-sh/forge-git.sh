@@ -31,7 +31,7 @@ forge_repo_root() {
 		case $forge_common_dir in
 		/*) ;;
 		# Relative to DIR; made canonical, as git writes it in .git files.
-		*) forge_common_dir=$(cd -- "${1:-.}" && cd -- "$forge_common_dir" && pwd -P) || return 1 ;;
+		*) forge_common_dir=$(cd -P -- "${1:-.}" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
 		esac
 		;;
 	esac
@@ -45,7 +45,7 @@ forge_git_common_dir() {
 	forge_common_dir=$(forge_git -C "$1" rev-parse --git-common-dir) || return 1
 	case $forge_common_dir in
 	/*) ;;
-	*) forge_common_dir=$(cd -- "$1" && cd -- "$forge_common_dir" && pwd -P) || return 1 ;;
+	*) forge_common_dir=$(cd -P -- "$1" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
 	esac
 	forge_common_of=$1
 }

@@ -392,3 +392,12 @@ JSON
 		[ "$(last_record | jq -r .streak)" = 1 ]
 	done
 }
+
+@test "run from a symlink into a subdirectory: the repository is found" {
+	mkdir -p sub/dir
+	ln -s "$REPO/sub/dir" "$SCRATCH/link"
+	cd "$SCRATCH/link"
+	run forge-verify -- true
+	assert_success
+	[ -f "$REPO/.forge/timeline.jsonl" ]
+}

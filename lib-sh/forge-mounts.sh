@@ -1,0 +1,290 @@
+# forge-mounts.sh — the sandbox's mount plan (SPEC 4.2): which host folders
+# the sandbox sees, read-write or read-only, at the identical path. Every
+# host path is canonical (msb refuses symlinks), and a path msb's
+# "-v SRC:DEST[:OPTS]" syntax cannot express is never passed on.
+# Part of forge.sh; source that, not this file.
+# shellcheck shell=sh
+
+# forge_path_unsafe PATH: true when PATH contains ':', ',' or a newline,
+# which msb's -v syntax cannot express.
+forge_path_unsafe() {
+	case $1 in
+	*[:,]* | *'
+'*) return 0 ;;
+	esac
+	return 1
+}
+
+# forge_path_within A B: true when path A equals B or lies inside it (both
+# canonical, absolute).
+forge_path_within() {
+	[ "$1" = "$2" ] && return 0
+	[ "$2" = / ] && return 0
+	case $1 in "$2"/*) return 0 ;; esac
+	return 1
+}
+
+# forge_canon_dir DIR: sets forge_canon to the physical absolute path of the
+# existing directory DIR. Returns 1 when DIR is not one.
+forge_canon_dir() {
+	[ -d "$1" ] || return 1
+	# The trailing "." keeps a path that ends in a newline intact.
+	forge_canon=$(CDPATH='' cd -P -- "$1" && pwd -P && echo .) || return 1
+	forge_canon=${forge_canon%.}
+	forge_canon=${forge_canon%?}
+}
+
+# forge_canon_future DIR: like forge_canon_dir, for a directory that may not
+# exist yet: its nearest existing ancestor made physical, plus the rest.
+# Returns 1 when DIR is relative or its missing part has "." or "..".
+forge_canon_future() {
+	forge_canon_rest=
+	forge_canon_head=$1
+	while :; do
+		case $forge_canon_head in
+		/) break ;;
+		*/) forge_canon_head=${forge_canon_head%/} ;;
+		*) break ;;
+		esac
+	done
+	case $forge_canon_head in /*) ;; *) return 1 ;; esac
+	while [ ! -d "$forge_canon_head" ]; do
+		case ${forge_canon_head##*/} in . | .. | '') return 1 ;; esac
+		forge_canon_rest=/${forge_canon_head##*/}$forge_canon_rest
+		forge_canon_head=${forge_canon_head%/*}
+		[ -n "$forge_canon_head" ] || forge_canon_head=/
+	done
+	forge_canon_dir "$forge_canon_head" || return 1
+	[ -z "$forge_canon_rest" ] || forge_canon=${forge_canon%/}$forge_canon_rest
+}
+
+# forge_mounts_candidate FLAG PATH WHAT: offers one of forge's own mounts
+# (SPEC 4.2 items 1-6) in priority order. PATH is canonical; FLAG is rw or
+# ro. Against the mounts accepted so far: covered with the same flag, it is
+# skipped silently; a read-only mount strictly inside a read-write one is
+# kept; any other overlap with a different flag drops it with a warning.
+# Every candidate is reserved: no custom mount may overlap it.
+forge_mounts_candidate() {
+	forge_mounts_reserved=$forge_mounts_reserved$2'
+'
+	forge_mc_rest=$forge_mounts
+	while [ -n "$forge_mc_rest" ]; do
+		forge_mc_line=${forge_mc_rest%%'
+'*}
+		forge_mc_rest=${forge_mc_rest#*'
+'}
+		forge_mc_flag=${forge_mc_line%% *}
+		forge_mc_path=${forge_mc_line#* }
+		if forge_path_within "$2" "$forge_mc_path"; then
+			[ "$forge_mc_flag" != "$1" ] || return 0
+			if [ "$1" = ro ] && [ "$2" != "$forge_mc_path" ]; then
+				continue
+			fi
+		elif forge_path_within "$forge_mc_path" "$2"; then
+			[ "$forge_mc_flag" != "$1" ] || continue
+		else
+			continue
+		fi
+		forge_warn "not mounting $3 $2 ($1): it overlaps the $forge_mc_flag mount $forge_mc_path"
+		return 0
+	done
+	forge_mounts=$forge_mounts$1' '$2'
+'
+}
+
+# forge_mounts_custom FLAG PATH WHERE: offers a sandbox.mounts or
+# loop.allowExternalDirectories entry (WHERE names the key). It must be an
+# absolute, existing directory that msb can express, and must not equal,
+# contain or sit inside a reserved path or an earlier accepted entry;
+# otherwise it is skipped with a warning naming the reason.
+forge_mounts_custom() {
+	case $2 in
+	'') forge_warn "$3: no host path; skipped"; return 0 ;;
+	/*) ;;
+	*) forge_warn "$3: $2 is not an absolute path; skipped"; return 0 ;;
+	esac
+	if forge_path_unsafe "$2"; then
+		forge_warn "$3: $2 contains ':', ',' or a newline, which msb cannot mount; skipped"
+		return 0
+	fi
+	if ! forge_canon_dir "$2"; then
+		forge_warn "$3: $2 is not an existing directory; skipped"
+		return 0
+	fi
+	if forge_path_unsafe "$forge_canon"; then
+		forge_warn "$3: $2 resolves to $forge_canon, which msb cannot mount; skipped"
+		return 0
+	fi
+	forge_mcu_rest=$forge_mounts_reserved
+	while [ -n "$forge_mcu_rest" ]; do
+		forge_mcu_path=${forge_mcu_rest%%'
+'*}
+		forge_mcu_rest=${forge_mcu_rest#*'
+'}
+		if forge_path_within "$forge_canon" "$forge_mcu_path" || forge_path_within "$forge_mcu_path" "$forge_canon"; then
+			forge_warn "$3: $forge_canon overlaps the reserved path $forge_mcu_path; skipped"
+			return 0
+		fi
+	done
+	forge_mcu_rest=$forge_mounts_custom
+	while [ -n "$forge_mcu_rest" ]; do
+		forge_mcu_line=${forge_mcu_rest%%'
+'*}
+		forge_mcu_rest=${forge_mcu_rest#*'
+'}
+		forge_mcu_path=${forge_mcu_line#* }
+		if [ "$forge_canon" = "$forge_mcu_path" ] && [ "${forge_mcu_line%% *}" = explicit ] &&
+			[ "${3%%\[*}" = loop.allowExternalDirectories ]; then
+			# An explicit sandbox.mounts entry wins over the same directory here.
+			return 0
+		fi
+		if forge_path_within "$forge_canon" "$forge_mcu_path" || forge_path_within "$forge_mcu_path" "$forge_canon"; then
+			forge_warn "$3: $forge_canon overlaps the earlier mount $forge_mcu_path; skipped"
+			return 0
+		fi
+	done
+	case $3 in
+	sandbox.mounts*) forge_mounts_custom=${forge_mounts_custom}explicit' '$forge_canon'
+' ;;
+	*) forge_mounts_custom=${forge_mounts_custom}external' '$forge_canon'
+' ;;
+	esac
+	forge_mounts=$forge_mounts$1' '$forge_canon'
+'
+}
+
+# forge_mounts_must PATH WHAT: exits 65 when PATH, one of the mounts the
+# sandbox cannot work without, is one msb's -v syntax cannot express.
+forge_mounts_must() {
+	forge_path_unsafe "$1" || return 0
+	forge_die 65 "cannot mount $2 $1: msb's -v syntax cannot express a path containing ':', ',' or a newline"
+}
+
+# forge_mounts_optional PATH WHAT: true when PATH can be mounted; warns and
+# returns 1 when msb's -v syntax cannot express it.
+forge_mounts_optional() {
+	forge_path_unsafe "$1" || return 0
+	forge_warn "not mounting $2 $1: msb's -v syntax cannot express a path containing ':', ',' or a newline"
+	return 1
+}
+
+# forge_mounts_plan ROOT [create]: sets forge_mounts to the sandbox's mounts
+# for the worktree at ROOT (canonical), one "rw PATH" or "ro PATH" line each,
+# in the order they must be given to msb. Reads the configuration extracted
+# by forge_sandbox_config (forge_sandbox_cfg). With "create", a missing
+# scratch directory is created (up); without, nothing on disk changes
+# (plan). Exits 65 when the worktree or a git dir cannot be mounted.
+forge_mounts_plan() {
+	forge_mounts= forge_mounts_reserved= forge_mounts_custom=
+	forge_mounts_must "$1" worktree
+	forge_mounts_candidate rw "$1" worktree
+
+	# The git dir and the common dir (for a linked worktree both lie outside
+	# it), shortest first, so the common dir covers a git dir inside it.
+	forge_mp_gitdir=$(forge_git -C "$1" rev-parse --absolute-git-dir) ||
+		forge_die 69 "cannot find the git dir of $1"
+	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
+	forge_canon_dir "$forge_mp_gitdir" || forge_die 69 "cannot resolve the git dir $forge_mp_gitdir"
+	forge_mp_gitdir=$forge_canon
+	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
+	forge_mp_common=$forge_canon
+	forge_mounts_must "$forge_mp_gitdir" 'git dir'
+	forge_mounts_must "$forge_mp_common" 'git common dir'
+	if [ "${#forge_mp_common}" -le "${#forge_mp_gitdir}" ]; then
+		forge_mounts_candidate rw "$forge_mp_common" 'git common dir'
+		forge_mounts_candidate rw "$forge_mp_gitdir" 'git dir'
+	else
+		forge_mounts_candidate rw "$forge_mp_gitdir" 'git dir'
+		forge_mounts_candidate rw "$forge_mp_common" 'git common dir'
+	fi
+
+	# Hooks read-only: nothing in the sandbox may plant a hook the host runs.
+	if forge_canon_dir "$forge_mp_common/hooks"; then
+		forge_mounts_must "$forge_canon" 'git hooks dir'
+		forge_mounts_candidate ro "$forge_canon" 'git hooks dir'
+	fi
+
+	forge_sandbox_cfg_value projro
+	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
+		[ "$forge_mp_project" != "$1" ] && forge_mounts_optional "$forge_mp_project" 'project'; then
+		forge_mounts_candidate ro "$forge_mp_project" project
+	fi
+
+	if forge_sandbox_cfg_value toolout; then
+		forge_mp_dir=$forge_cfg_value
+	else
+		forge_mp_dir=${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/opencode/tool-output
+	fi
+	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.toolOutputDir &&
+		forge_canon_dir "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+		forge_mounts_optional "$forge_canon" 'tool output dir'; then
+		forge_mounts_candidate ro "$forge_canon" 'tool output dir'
+	fi
+
+	if forge_sandbox_cfg_value scratch; then
+		forge_mp_dir=$forge_cfg_value
+	else
+		forge_mp_dir=${TMPDIR:-/tmp}/opencode
+	fi
+	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir; then
+		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
+			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
+				forge_warn "cannot create the scratch dir $forge_mp_dir"
+		fi
+		if [ "${2:-}" = create ]; then
+			forge_canon_dir "$forge_mp_dir"
+		else
+			forge_canon_future "$forge_mp_dir"
+		fi && ! forge_path_within "$forge_canon" "$1" &&
+			forge_mounts_optional "$forge_canon" 'scratch dir' &&
+			forge_mounts_candidate rw "$forge_canon" 'scratch dir'
+	fi
+
+	# Custom mounts: explicit ones first, so they win over the external dirs.
+	forge_mp_rest=$forge_sandbox_cfg
+	while [ -n "$forge_mp_rest" ]; do
+		forge_mp_line=${forge_mp_rest%%'
+'*}
+		forge_mp_rest=${forge_mp_rest#*'
+'}
+		forge_sandbox_cfg_split "$forge_mp_line"
+		case $forge_cfg_tag/$forge_cfg_key in
+		mount_ro/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
+		mount_rw/*) forge_mounts_custom rw "$forge_cfg_val" "$forge_cfg_key" ;;
+		X/mount_*) forge_warn "$forge_cfg_val: contains a newline, which msb cannot mount; skipped" ;;
+		esac
+	done
+	forge_mp_rest=$forge_sandbox_cfg
+	while [ -n "$forge_mp_rest" ]; do
+		forge_mp_line=${forge_mp_rest%%'
+'*}
+		forge_mp_rest=${forge_mp_rest#*'
+'}
+		forge_sandbox_cfg_split "$forge_mp_line"
+		case $forge_cfg_tag/$forge_cfg_key in
+		ext/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
+		X/ext) forge_warn "$forge_cfg_val: contains a newline, which msb cannot mount; skipped" ;;
+		esac
+	done
+	return 0
+}
+
+# forge_mounts_absolute PATH KEY: true for an absolute PATH; warns otherwise.
+forge_mounts_absolute() {
+	case $1 in /*) return 0 ;; esac
+	forge_warn "$2: $1 is not an absolute path; not mounted"
+	return 1
+}
+
+# forge_mounts_project: sets forge_mp_project to the source project, the
+# main worktree of the repository, found as git finds it: the git common dir
+# (forge_mp_common, canonical) without its trailing "/.git". Returns 1 when
+# there is none: a bare repository, or a git dir not named .git (git itself
+# cannot tell where that repository's main worktree is).
+forge_mounts_project() {
+	case $forge_mp_common in */?*/.git) ;; *) return 1 ;; esac
+	forge_mp_bare=$(forge_git --git-dir="$forge_mp_common" config --bool core.bare 2>/dev/null) || forge_mp_bare=false
+	[ "$forge_mp_bare" != true ] || return 1
+	forge_mp_project=${forge_mp_common%/.git}
+	[ -d "$forge_mp_project" ]
+}

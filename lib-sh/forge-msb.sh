@@ -1,0 +1,195 @@
+# forge-msb.sh — finding and calling the microsandbox CLI msb, and reading
+# its JSON answers (msb ls / images / inspect --format json) with jq. An
+# answer that is not what msb documents is refused, never guessed at.
+# Part of forge.sh; source that, not this file.
+# shellcheck shell=sh
+
+# forge_msb_find: sets forge_msb to the msb program: $FORGE_MSB when set,
+# else msb on PATH. Returns 1 when there is none (or it is not executable).
+forge_msb_find() {
+	if [ -n "${FORGE_MSB:-}" ]; then
+		forge_msb=$FORGE_MSB
+		[ -f "$forge_msb" ] && [ -x "$forge_msb" ]
+		return
+	fi
+	forge_msb=$(command -v msb 2>/dev/null) || return 1
+	case $forge_msb in /*) return 0 ;; esac
+	return 1
+}
+
+# forge_msb_require: forge_msb_find, or exit 69 with the install hint.
+forge_msb_require() {
+	forge_msb_find && return 0
+	forge_msb_missing
+	exit 69
+}
+
+# forge_msb_missing: reports that msb cannot be found, with how to install it.
+forge_msb_missing() {
+	if [ -n "${FORGE_MSB:-}" ]; then
+		forge_error "msb not found: FORGE_MSB=$FORGE_MSB is not an executable file"
+	else
+		forge_error "msb not found on PATH (and FORGE_MSB is not set)"
+	fi
+	forge_say "install it with: npm install @superradcompany/microsandbox-linux-x64-gnu@0.6.18"
+	forge_say "then set FORGE_MSB=\$PWD/node_modules/@superradcompany/microsandbox-linux-x64-gnu/bin/msb (or put msb on PATH)"
+}
+
+# forge_msb_doctor: runs "msb doctor" bounded by FORGE_SANDBOX_DOCTOR_TIMEOUT
+# (30) seconds and sets forge_msb_doctor to available (exit 0), missing (no
+# msb), indeterminate (no answer in time) or unsupported (any other exit),
+# and forge_msb_doctor_said to msb's explanation: its "error:" lines with
+# their hints and its failed checks.
+forge_msb_doctor() {
+	forge_msb_doctor_said=
+	forge_msb_doctor_secs=${FORGE_SANDBOX_DOCTOR_TIMEOUT:-30}
+	forge_is_uint "$forge_msb_doctor_secs" ||
+		forge_die 64 "FORGE_SANDBOX_DOCTOR_TIMEOUT must be a whole number of seconds, not '$forge_msb_doctor_secs'"
+	if ! forge_msb_find; then
+		forge_msb_doctor=missing
+		return 0
+	fi
+	forge_helper_path forge-timeout
+	forge_msb_doctor_rc=0
+	forge_msb_doctor_out=$("$forge_helper" -k 2 "$forge_msb_doctor_secs" "$forge_msb" doctor </dev/null 2>&1) ||
+		forge_msb_doctor_rc=$?
+	case $forge_msb_doctor_rc in
+	0) forge_msb_doctor=available ;;
+	124) forge_msb_doctor=indeterminate ;;
+	126 | 127) forge_msb_doctor=missing ;;
+	*)
+		forge_msb_doctor=unsupported
+		forge_msb_doctor_said=$(printf '%s\n' "$forge_msb_doctor_out" | awk '
+			/^error:/ { shown = 1; print; next }
+			shown && /^[ \t]/ { print; next }
+			{ shown = 0 }
+			/\342\234\227/ { print }')
+		[ -n "$forge_msb_doctor_said" ] ||
+			forge_msb_doctor_said=$(printf '%s\n' "$forge_msb_doctor_out" | tail -n 10)
+		;;
+	esac
+}
+
+# forge_msb_doctor_report: reports a doctor outcome other than available on
+# stderr (after forge_msb_doctor).
+forge_msb_doctor_report() {
+	case $forge_msb_doctor in
+	missing) forge_msb_missing ;;
+	indeterminate)
+		forge_error "msb doctor gave no answer within ${forge_msb_doctor_secs}s: whether this host can run microVMs is indeterminate"
+		;;
+	unsupported)
+		forge_error "host unsupported: msb cannot run microVMs here (msb doctor exited $forge_msb_doctor_rc):"
+		printf '%s\n' "$forge_msb_doctor_said" | sed 's/^/    /' >&2
+		forge_say "run 'msb doctor --fix' to apply the fixes msb supports, then try again"
+		;;
+	esac
+}
+
+# forge_msb_status NAME: sets forge_msb_status to sandbox NAME's status from
+# "msb ls --format json" (empty when there is no such sandbox). Exits 69
+# when msb fails or answers anything but an array of sandboxes.
+forge_msb_status() {
+	forge_msb_ls
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_msb_status=$(printf '%s' "$forge_msb_ls_json" |
+		jq -r --arg n "$1" 'first(.[] | select(.name == $n) | .status) // ""') ||
+		forge_die 70 "jq failed while reading msb ls"
+}
+
+# forge_msb_ls: sets forge_msb_ls_json to the output of
+# "msb ls --format json", checked to be an array of {name, status} objects.
+forge_msb_ls() {
+	forge_msb_ls_json=$("$forge_msb" ls --format json </dev/null) ||
+		forge_die 69 "msb ls failed"
+	# Slurped: exactly one document, or it is refused.
+	printf '%s' "$forge_msb_ls_json" | jq -se 'length == 1 and (.[0] | type == "array" and
+		all(.[]; type == "object" and (.name | type) == "string" and (.status | type) == "string"))' \
+		>/dev/null 2>&1 ||
+		forge_die 69 "msb ls --format json did not print a JSON array of sandboxes; refusing to guess"
+}
+
+# forge_msb_forge_names: sets forge_msb_names to the forge-* sandboxes msb
+# knows, "NAME" one per line, and forge_msb_ls_json (see forge_msb_ls).
+forge_msb_forge_names() {
+	forge_msb_ls
+	forge_msb_names=$(printf '%s' "$forge_msb_ls_json" |
+		jq -r '.[] | select(.name | startswith("forge-")) | .name') ||
+		forge_die 70 "jq failed while reading msb ls"
+	[ -z "$forge_msb_names" ] || forge_msb_names=$forge_msb_names'
+'
+}
+
+# forge_msb_image_cached REF: true when msb's image cache holds REF
+# ("msb images --format json"; references compared with Docker's defaults
+# filled in: docker.io/library/ and :latest). Exits 69 when msb fails or
+# answers anything but an array of images.
+forge_msb_image_cached() {
+	forge_msb_images=$("$forge_msb" images --format json </dev/null) ||
+		forge_die 69 "msb images failed"
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_msb_cached=$(printf '%s' "$forge_msb_images" | jq -rs --arg r "$1" '
+		def norm: (if test("^[^/]+[.:][^/]*/") or startswith("localhost/") then . else
+		             (if test("/") then "docker.io/" + . else "docker.io/library/" + . end) end)
+		          | if test("@") or test(":[^/]*$") then . else . + ":latest" end;
+		if length == 1 and (.[0] | type == "array" and all(.[]; type == "object" and (.reference | type) == "string"))
+		then (if any(.[0][]; (.reference | norm) == ($r | norm)) then "yes" else "no" end)
+		else "bad" end') || forge_msb_cached=bad
+	case $forge_msb_cached in
+	yes) return 0 ;;
+	no) return 1 ;;
+	esac
+	forge_die 69 "msb images --format json did not print a JSON array of images; refusing to guess"
+}
+
+# forge_msb_bound_secrets NAME: sets forge_msb_bound to the env names of the
+# secrets bound to sandbox NAME ("msb inspect NAME --format json",
+# config.network.secrets.secrets[].env_var): empty when none, else a newline
+# before and after each. Exits 69 when msb fails or its answer is not that.
+forge_msb_bound_secrets() {
+	forge_msb_inspect=$("$forge_msb" inspect "$1" --format json </dev/null) ||
+		forge_die 69 "msb inspect $1 failed"
+	forge_msb_bound=$(printf '%s' "$forge_msb_inspect" | jq -rs '
+		if length == 1 and (.[0] | type) == "object" then
+		  (.[0].config.network.secrets.secrets // [])
+		  | if type == "array" then .[] | .env_var | select(type == "string") else error("bad") end
+		else error("bad") end' 2>/dev/null) ||
+		forge_die 69 "msb inspect $1 --format json did not print a sandbox's configuration; refusing to guess"
+	[ -z "$forge_msb_bound" ] || forge_msb_bound='
+'$forge_msb_bound'
+'
+}
+
+# forge_msb_rm NAME: "msb rm --force NAME --quiet"; a missing sandbox is not
+# an error. Returns 1 (msb's message shown) when it fails. (--quiet silences
+# msb's "sandbox not found", so a failure is checked against msb ls.)
+forge_msb_rm() {
+	forge_msb_err=$("$forge_msb" rm --force "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
+	case $forge_msb_err in
+	*'sandbox not found'*) return 0 ;;
+	esac
+	forge_msb_status "$1"
+	[ -n "$forge_msb_status" ] || return 0
+	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" >&2
+	forge_error "could not remove sandbox $1; its volumes are left alone"
+	return 1
+}
+
+# forge_msb_volume_rm NAME: "msb volume rm NAME --quiet"; a missing volume is
+# not an error (checked against msb volume ls). Returns 1 (msb's message
+# shown) when it fails.
+forge_msb_volume_rm() {
+	forge_msb_err=$("$forge_msb" volume rm "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
+	case $forge_msb_err in
+	*'volume not found'*) return 0 ;;
+	esac
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_msb_vol=$("$forge_msb" volume ls --format json </dev/null 2>/dev/null |
+		jq -rs --arg n "$1" 'if length == 1 and (.[0] | type) == "array"
+			then (if any(.[0][]; .name? == $n) then "present" else "absent" end) else "bad" end' 2>/dev/null) ||
+		forge_msb_vol=bad
+	[ "$forge_msb_vol" != absent ] || return 0
+	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" >&2
+	forge_error "could not remove volume $1"
+	return 1
+}

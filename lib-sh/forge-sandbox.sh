@@ -1,0 +1,833 @@
+# forge-sandbox.sh — one msb sandbox per git worktree (SPEC 4.1, 4.3): its
+# name, the create argv ("the plan") built from the configuration, and the
+# up / rm / prune logic over the msb calls of forge-msb.sh.
+# Part of forge.sh; source that, not this file.
+# shellcheck shell=sh
+
+# --- naming ------------------------------------------------------------------
+
+# forge_sandbox_locate [DIR]: sets forge_sandbox_root to the physical root of
+# the worktree containing DIR (default: the current directory) and
+# forge_sandbox_name to its sandbox's name. Returns 1 outside a worktree.
+forge_sandbox_locate() {
+	# Physical first: git may answer with a path relative to it.
+	forge_canon_dir "${1:-.}" || return 1
+	forge_repo_root "$forge_canon" || return 1
+	forge_canon_dir "$forge_root" || return 1
+	forge_sandbox_root=$forge_canon
+	forge_sandbox_name_of "$forge_sandbox_root"
+}
+
+# forge_sandbox_name_of ROOT: sets forge_sandbox_name to forge-<slug>-<h>:
+# slug from the basename of ROOT (lowercased, runs outside [a-z0-9.-] made
+# one '-', '-' and '.' trimmed at both ends, cut to 40, "sandbox" if empty);
+# h the first 8 hex digits of the SHA-256 of ROOT, the worktree's real path.
+forge_sandbox_name_of() {
+	forge_sn_base=${1%/}
+	forge_sn_base=${forge_sn_base##*/}
+	forge_sn_slug=$(printf '%s' "$forge_sn_base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
+		LC_ALL=C sed -e 's/[^a-z0-9.-][^a-z0-9.-]*/-/g' -e 's/^[.-]*//' -e 's/[.-]*$//' \
+			-e 's/^\(.\{40\}\).*/\1/')
+	[ -n "$forge_sn_slug" ] || forge_sn_slug=sandbox
+	forge_sn_hash=$(printf '%s' "$1" | forge_sha256) || return 1
+	forge_sandbox_name=forge-$forge_sn_slug-${forge_sn_hash%"${forge_sn_hash#????????}"}
+}
+
+# forge_sha256: prints the hex SHA-256 of standard input.
+forge_sha256() {
+	if command -v sha256sum >/dev/null 2>&1; then
+		sha256sum | sed 's/ .*//'
+	elif command -v openssl >/dev/null 2>&1; then
+		openssl dgst -sha256 -r | sed 's/ .*//'
+	else
+		shasum -a 256 | sed 's/ .*//'
+	fi
+}
+
+# forge_sandbox_volumes NAME: sets forge_sandbox_docker_volume and
+# forge_sandbox_cache_volume to NAME's named volumes.
+forge_sandbox_volumes() {
+	forge_sandbox_docker_volume=$1-docker-data
+	forge_sandbox_cache_volume=$1-cache-data
+}
+
+# --- configuration -------------------------------------------------------------
+
+# forge_sandbox_config: extracts the sandbox keys of the merged configuration
+# (forge_config_load first) with one jq run into forge_sandbox_cfg: one
+# "TAG<TAB>KEY<TAB>VALUE" line per value, KEY naming it for messages. A value
+# with a newline or NUL byte comes as "X<TAB>TAG<TAB>KEY" instead, so that
+# every line is one value and no value is ever split.
+forge_sandbox_config() {
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_sandbox_cfg=$(printf '%s' "$forge_config" | jq -r '
+	def bad: explode | any(. == 0 or . == 10);
+	def out($tag; $key; $v):
+	  ($v | if type == "string" then . else tojson end) as $s
+	  | if ($s | bad) then "X\t\($tag)\t\($key)" else "\($tag)\t\($key)\t\($s)" end;
+	.sandbox as $s
+	| out("image"; "sandbox.image"; $s.image),
+	  out("memory"; "sandbox.resources.memory"; $s.resources.memory),
+	  out("cpus"; "sandbox.resources.cpus"; $s.resources.cpus),
+	  out("dockerDisk"; "sandbox.resources.dockerDisk"; $s.resources.dockerDisk),
+	  out("cacheDisk"; "sandbox.resources.cacheDisk"; $s.resources.cacheDisk),
+	  out("projro"; "sandbox.mountProjectReadonly"; $s.mountProjectReadonly),
+	  (if $s.toolOutputDir == null then empty else out("toolout"; "sandbox.toolOutputDir"; $s.toolOutputDir) end),
+	  (if $s.scratchDir == null then empty else out("scratch"; "sandbox.scratchDir"; $s.scratchDir) end),
+	  ($s.mounts // [] | to_entries[] | .key as $i | .value
+	    | out(if .readonly == false then "mount_rw" else "mount_ro" end; "sandbox.mounts[\($i)]"; .host // "")),
+	  (.loop.allowExternalDirectories // [] | to_entries[]
+	    | out("ext"; "loop.allowExternalDirectories[\(.key)]"; .value)),
+	  ($s.network.allow // [] | to_entries[] | out("allow"; "sandbox.network.allow[\(.key)]"; .value)),
+	  ($s.network.env // [] | to_entries[] | out("env"; "sandbox.network.env[\(.key)]"; .value)),
+	  ($s.network.secrets // [] | to_entries[] | .key as $i | .value
+	    | out("secret"; "sandbox.network.secrets[\($i)]"; .env // ""),
+	      (.hosts // [] | to_entries[] | out("shost"; "sandbox.network.secrets[\($i)].hosts[\(.key)]"; .value)))
+	') || forge_die 70 "jq failed while reading the sandbox configuration"
+	forge_sandbox_cfg=$forge_sandbox_cfg'
+'
+}
+
+# forge_sandbox_cfg_split LINE: sets forge_cfg_tag, forge_cfg_key and
+# forge_cfg_val from one line of forge_sandbox_cfg.
+forge_sandbox_cfg_split() {
+	forge_cfg_tag=${1%%'	'*}
+	forge_cfg_val=${1#*'	'}
+	forge_cfg_key=${forge_cfg_val%%'	'*}
+	case $forge_cfg_val in
+	*'	'*) forge_cfg_val=${forge_cfg_val#*'	'} ;;
+	*) forge_cfg_val= ;;
+	esac
+}
+
+# forge_sandbox_cfg_value TAG: sets forge_cfg_value (and forge_cfg_key) to
+# the value of the single-valued key TAG. Returns 1 when it is not set.
+# Exits 65 when the value has a newline or NUL byte.
+forge_sandbox_cfg_value() {
+	forge_cv_rest=$forge_sandbox_cfg
+	while [ -n "$forge_cv_rest" ]; do
+		forge_cv_line=${forge_cv_rest%%'
+'*}
+		forge_cv_rest=${forge_cv_rest#*'
+'}
+		forge_sandbox_cfg_split "$forge_cv_line"
+		if [ "$forge_cfg_tag" = X ] && [ "${forge_cfg_key}" = "$1" ]; then
+			forge_die 65 "configuration key ${forge_cfg_val}: contains a newline or NUL byte"
+		fi
+		[ "$forge_cfg_tag" = "$1" ] || continue
+		forge_cfg_value=$forge_cfg_val
+		return 0
+	done
+	return 1
+}
+
+# --- sizes and cpus --------------------------------------------------------------
+
+# forge_size_mib VALUE KEY: sets forge_size to VALUE in msb's size syntax:
+# whole GiB as "<n>g", else whole MiB as "<n>m". VALUE is
+# <number>[k|m|g|t][i][b], case-insensitive, powers of 1024; a bare number
+# is MiB (as in msb), a bare "b" suffix bytes. Exits 65 naming KEY for
+# anything else, below 1 MiB, or a fraction of a MiB.
+forge_size_mib() {
+	forge_sz=$1 forge_sz_unit= forge_sz_bytes=
+	case $forge_sz in [bB]) forge_sz= ;; *[bB]) forge_sz=${forge_sz%?} forge_sz_bytes=1 ;; esac
+	case $forge_sz in
+	*[kKmMgGtT][iI]) forge_sz=${forge_sz%?} forge_sz_bytes= ;;
+	*[iI]) forge_sz= ;;
+	esac
+	case $forge_sz in
+	*[kKmMgGtT]) forge_sz_unit=${forge_sz#"${forge_sz%?}"} forge_sz=${forge_sz%?} forge_sz_bytes= ;;
+	esac
+	case $forge_sz in
+	'' | . | *[!0-9.]* | *.*.*)
+		forge_die 65 "configuration key $2: invalid size '$1' (expected <number>[k|m|g|t][i][b], e.g. 8g or 512m)"
+		;;
+	esac
+	forge_sz_int=${forge_sz%%.*}
+	case $forge_sz in *.*) forge_sz_frac=${forge_sz#*.} ;; *) forge_sz_frac= ;; esac
+	while :; do case $forge_sz_int in 0*) forge_sz_int=${forge_sz_int#0} ;; *) break ;; esac; done
+	while :; do case $forge_sz_frac in *0) forge_sz_frac=${forge_sz_frac%0} ;; *) break ;; esac; done
+	if [ "$((${#forge_sz_int} + ${#forge_sz_frac}))" -gt 12 ]; then
+		forge_die 65 "configuration key $2: size '$1' is too large"
+	fi
+	# value in MiB = mantissa * num / (10^digits * den)
+	forge_sz_mant=$forge_sz_int$forge_sz_frac
+	while :; do case $forge_sz_mant in 0?*) forge_sz_mant=${forge_sz_mant#0} ;; *) break ;; esac; done
+	[ -n "$forge_sz_mant" ] || forge_sz_mant=0
+	forge_sz_den=1 forge_sz_i=0
+	while [ "$forge_sz_i" -lt "${#forge_sz_frac}" ]; do
+		forge_sz_den=$((forge_sz_den * 10)) forge_sz_i=$((forge_sz_i + 1))
+	done
+	case $forge_sz_unit in
+	[tT]) forge_sz_num=1048576 ;;
+	[gG]) forge_sz_num=1024 ;;
+	[kK]) forge_sz_num=1 forge_sz_den=$((forge_sz_den * 1024)) ;;
+	[mM]) forge_sz_num=1 ;;
+	*)
+		forge_sz_num=1
+		[ -z "$forge_sz_bytes" ] || forge_sz_den=$((forge_sz_den * 1048576))
+		;;
+	esac
+	forge_sz_num=$((forge_sz_mant * forge_sz_num))
+	if [ "$((forge_sz_num % forge_sz_den))" -ne 0 ]; then
+		[ "$forge_sz_num" -lt "$forge_sz_den" ] &&
+			forge_die 65 "configuration key $2: size '$1' is below 1 MiB"
+		forge_die 65 "configuration key $2: size '$1' is not a whole number of MiB"
+	fi
+	forge_sz_mib=$((forge_sz_num / forge_sz_den))
+	[ "$forge_sz_mib" -ge 1 ] ||
+		forge_die 65 "configuration key $2: size '$1' is below 1 MiB"
+	# 1 PiB: far beyond any sandbox, and far from overflowing msb's bytes.
+	[ "$forge_sz_mib" -le 1073741824 ] ||
+		forge_die 65 "configuration key $2: size '$1' is too large"
+	if [ "$((forge_sz_mib % 1024))" -eq 0 ]; then
+		forge_size=$((forge_sz_mib / 1024))g
+	else
+		forge_size=${forge_sz_mib}m
+	fi
+}
+
+# forge_cpus VALUE KEY: sets forge_cpus_n to VALUE floored, at least 1.
+# Exits 65 naming KEY when VALUE is not a number.
+forge_cpus() {
+	forge_cpu=${1#-}
+	case $forge_cpu in
+	'' | . | *[!0-9.]* | *.*.*)
+		forge_die 65 "configuration key $2: invalid cpu count '$1' (expected a number)"
+		;;
+	esac
+	forge_cpu=${forge_cpu%%.*}
+	while :; do case $forge_cpu in 0*) forge_cpu=${forge_cpu#0} ;; *) break ;; esac; done
+	[ "${#forge_cpu}" -le 6 ] || forge_die 65 "configuration key $2: cpu count '$1' is too large"
+	case $1 in -*) forge_cpu= ;; esac
+	[ -n "$forge_cpu" ] || forge_cpu=1
+	forge_cpus_n=$forge_cpu
+}
+
+# forge_image_ref_valid REF: true for an image reference forge passes on:
+# it starts with a letter or digit and has only [A-Za-z0-9._/:@+-].
+forge_image_ref_valid() {
+	case $1 in
+	[A-Za-z0-9]*) ;;
+	*) return 1 ;;
+	esac
+	case $1 in *[!A-Za-z0-9._/:@+-]*) return 1 ;; esac
+}
+
+# --- the plan --------------------------------------------------------------------
+
+# forge_sandbox_env_set NAME...: sets forge_env_set to those NAMEs set in
+# the environment, one per line (one awk run for all of them).
+forge_sandbox_env_set() {
+	forge_env_set=
+	[ "$#" -gt 0 ] || return 0
+	# shellcheck disable=SC2016 # an awk program, not shell
+	forge_env_set=$(awk 'BEGIN { for (i = 1; i < ARGC; i++) if (ARGV[i] in ENVIRON) print ARGV[i]; exit 0 }' "$@") ||
+		forge_die 70 "awk failed while reading the environment"
+	forge_env_set='
+'$forge_env_set'
+'
+}
+
+# forge_env_name_valid NAME: true for a portable environment variable name.
+forge_env_name_valid() {
+	case $1 in
+	[A-Za-z_]*) ;;
+	*) return 1 ;;
+	esac
+	case $1 in *[!A-Za-z0-9_]*) return 1 ;; esac
+}
+
+# forge_sandbox_netrule_out TEXT WHAT: reports forge-netrule's warnings in
+# TEXT (its merged output) as forge's, naming WHAT, and sets forge_nr_rules
+# to its --net-rule values (one per line) and forge_nr_deny to 1 when it
+# printed --net-default deny.
+forge_sandbox_netrule_out() {
+	forge_nr_rules= forge_nr_deny=
+	forge_nr_rest=$1'
+'
+	while [ -n "$forge_nr_rest" ]; do
+		forge_nr_line=${forge_nr_rest%%'
+'*}
+		forge_nr_rest=${forge_nr_rest#*'
+'}
+		case $forge_nr_line in
+		'--net-default deny') forge_nr_deny=1 ;;
+		'--net-rule '*) forge_nr_rules=$forge_nr_rules${forge_nr_line#--net-rule }'
+' ;;
+		'forge-netrule: warning: every entry was rejected'*)
+			[ "$2" = egress ] && forge_warn "egress: ${forge_nr_line#forge-netrule: warning: }"
+			;;
+		'forge-netrule: warning: '*) forge_warn "$2: ${forge_nr_line#forge-netrule: warning: }" ;;
+		'') ;;
+		*) forge_error "$forge_nr_line" ;;
+		esac
+	done
+	return 0
+}
+
+# forge_sandbox_plan ROOT NAME [create]: builds the msb create argv for the
+# worktree at ROOT (canonical) and its sandbox NAME from the merged
+# configuration (forge_config_load first). Sets:
+#   forge_sandbox_plan     the argv, one argument per line, "msb" first (no
+#                          argument can contain a newline: those are refused)
+#   forge_sandbox_image    the image reference
+#   forge_sandbox_egress   the network flags, one line (the egress record)
+#   forge_sandbox_secrets  the valid secrets as ENV@HOST,... one per line
+#   forge_sandbox_secret_unset  their ENVs unset on the host, one per line
+# With "create", the scratch dir is created if missing (up). Exits 65 on a
+# configuration msb cannot be given.
+forge_sandbox_plan() {
+	forge_sandbox_config
+	forge_sandbox_cfg_value image || forge_cfg_value=
+	forge_image_ref_valid "$forge_cfg_value" ||
+		forge_die 65 "configuration key sandbox.image: invalid image reference '$forge_cfg_value'"
+	forge_sandbox_image=$forge_cfg_value
+	forge_sandbox_cfg_value cpus || forge_cfg_value=4
+	forge_cpus "$forge_cfg_value" sandbox.resources.cpus
+	forge_sp_cpus=$forge_cpus_n
+	forge_sandbox_cfg_value memory || forge_cfg_value=8g
+	forge_size_mib "$forge_cfg_value" sandbox.resources.memory
+	forge_sp_memory=$forge_size
+	forge_sandbox_cfg_value dockerDisk || forge_cfg_value=16g
+	forge_size_mib "$forge_cfg_value" sandbox.resources.dockerDisk
+	forge_sp_docker=$forge_size
+	forge_sandbox_cfg_value cacheDisk || forge_cfg_value=16g
+	forge_size_mib "$forge_cfg_value" sandbox.resources.cacheDisk
+	forge_sp_cache=$forge_size
+
+	forge_mounts_plan "$1" "${3:-}"
+
+	forge_sandbox_volumes "$2"
+	forge_sandbox_plan="msb
+create
+$forge_sandbox_image
+--name
+$2
+--quiet
+-c
+$forge_sp_cpus
+-m
+$forge_sp_memory
+"
+	forge_sp_rest=$forge_mounts
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_sp_path=${forge_sp_line#* }
+		if [ "${forge_sp_line%% *}" = ro ]; then
+			forge_sandbox_plan="$forge_sandbox_plan-v
+$forge_sp_path:$forge_sp_path:ro
+"
+		else
+			forge_sandbox_plan="$forge_sandbox_plan-v
+$forge_sp_path:$forge_sp_path
+"
+		fi
+	done
+	forge_sandbox_plan="$forge_sandbox_plan--mount-named
+$forge_sandbox_docker_volume:/var/lib/docker:kind=disk,size=$forge_sp_docker
+--mount-named
+$forge_sandbox_cache_volume:/opt/forge/.cache:kind=disk,size=$forge_sp_cache
+"
+	forge_sandbox_network
+	forge_sandbox_plan=$forge_sandbox_plan$forge_sp_net$forge_sp_env$forge_sp_secret
+}
+
+# forge_sandbox_network: the network part of the plan (internal): sets
+# forge_sp_net (the egress flags), forge_sp_env (-e NAME), forge_sp_secret
+# (--secret ENV@HOSTS), as argv lines, and the forge_sandbox_* results.
+forge_sandbox_network() {
+	forge_helper_path forge-netrule
+	forge_sp_netrule=$forge_helper
+	# Environment names first, so one awk run tells which are set.
+	set --
+	forge_sp_rest=$forge_sandbox_cfg
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_sandbox_cfg_split "$forge_sp_line"
+		case $forge_cfg_tag in
+		env | secret) forge_env_name_valid "$forge_cfg_val" && set -- "$@" "$forge_cfg_val" ;;
+		esac
+	done
+	forge_sandbox_env_set "$@"
+
+	# Secrets: each "secret" line is followed by its "shost" lines; each
+	# secret keeps the hosts forge-netrule --secret-hosts accepts.
+	forge_sp_secret= forge_sandbox_secrets= forge_sandbox_secret_unset= forge_sp_hosts=
+	forge_sp_seen='
+'
+	forge_sp_curkey=
+	forge_sp_rest=$forge_sandbox_cfg
+	set --
+	while :; do
+		if [ -n "$forge_sp_rest" ]; then
+			forge_sp_line=${forge_sp_rest%%'
+'*}
+			forge_sp_rest=${forge_sp_rest#*'
+'}
+			forge_sandbox_cfg_split "$forge_sp_line"
+		else
+			forge_cfg_tag=end
+		fi
+		# For an "X" line, forge_cfg_key is the tag and forge_cfg_val the key.
+		case $forge_cfg_tag/$forge_cfg_key in
+		shost/*)
+			[ -z "$forge_sp_curkey" ] || set -- "$@" "$forge_cfg_val"
+			continue
+			;;
+		X/shost)
+			[ -z "$forge_sp_curkey" ] || forge_warn "$forge_cfg_val: contains a newline; skipped"
+			continue
+			;;
+		esac
+		# Any other line ends the secret being gathered.
+		if [ -n "$forge_sp_curkey" ]; then
+			forge_sandbox_secret_finish "$@"
+			forge_sp_curkey=
+		fi
+		set --
+		case $forge_cfg_tag/$forge_cfg_key in
+		end/*) break ;;
+		X/secret) forge_warn "$forge_cfg_val: the env name contains a newline; skipped" ;;
+		secret/*)
+			forge_sp_cur=$forge_cfg_val
+			case $forge_sp_cur in
+			*[!\ \	]*)
+				if forge_env_name_valid "$forge_sp_cur"; then
+					forge_sp_curkey=$forge_cfg_key
+				else
+					forge_warn "$forge_cfg_key: '$forge_sp_cur' is not a valid environment variable name; skipped"
+				fi
+				;;
+			*) forge_warn "$forge_cfg_key: no env name; skipped" ;;
+			esac
+			;;
+		esac
+	done
+
+	# The egress allow-list: the allow entries plus the valid secret hosts.
+	forge_sp_entries=
+	forge_sp_rest=$forge_sandbox_cfg
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_sandbox_cfg_split "$forge_sp_line"
+		case $forge_cfg_tag in
+		allow) forge_sp_entries=$forge_sp_entries$forge_cfg_val'
+' ;;
+		X) [ "$forge_cfg_key" != allow ] || forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
+		esac
+	done
+	forge_sp_entries=$forge_sp_entries$forge_sp_hosts
+	forge_sp_net= forge_sandbox_egress=
+	if [ -n "$forge_sp_entries" ]; then
+		forge_sp_out=$(printf '%s' "$forge_sp_entries" | "$forge_sp_netrule" 2>&1) ||
+			forge_die 70 "forge-netrule failed"
+		forge_sandbox_netrule_out "$forge_sp_out" egress
+		if [ -n "$forge_nr_deny" ]; then
+			forge_sp_net='--net-default
+deny
+'
+			forge_sandbox_egress='--net-default deny'
+			forge_sp_rest=$forge_nr_rules
+			while [ -n "$forge_sp_rest" ]; do
+				forge_sp_line=${forge_sp_rest%%'
+'*}
+				forge_sp_rest=${forge_sp_rest#*'
+'}
+				forge_sp_net="$forge_sp_net--net-rule
+$forge_sp_line
+"
+				forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
+			done
+		fi
+	fi
+
+	# -e NAME for each env name set on the host.
+	forge_sp_env=
+	forge_sp_seen='
+'
+	forge_sp_rest=$forge_sandbox_cfg
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_sandbox_cfg_split "$forge_sp_line"
+		case $forge_cfg_tag in
+		env) ;;
+		X) [ "$forge_cfg_key" != env ] || forge_warn "${forge_cfg_val}: contains a newline; dropped"; continue ;;
+		*) continue ;;
+		esac
+		case $forge_cfg_val in
+		*=*) forge_warn "$forge_cfg_key: '$forge_cfg_val' contains '='; dropped"; continue ;;
+		*[!\ \	]*) ;;
+		*) continue ;;
+		esac
+		if ! forge_env_name_valid "$forge_cfg_val"; then
+			forge_warn "$forge_cfg_key: '$forge_cfg_val' is not a valid environment variable name; dropped"
+			continue
+		fi
+		case $forge_sp_seen in *"
+$forge_cfg_val
+"*) continue ;; esac
+		forge_sp_seen=$forge_sp_seen$forge_cfg_val'
+'
+		case $forge_env_set in
+		*"
+$forge_cfg_val
+"*) forge_sp_env="$forge_sp_env-e
+$forge_cfg_val
+" ;;
+		*) forge_warn "$forge_cfg_key: $forge_cfg_val is not set on the host; not passed" ;;
+		esac
+	done
+	return 0
+}
+
+# forge_sandbox_secret_finish HOST...: completes the secret being gathered
+# (forge_sp_cur, forge_sp_curkey) with its HOSTs (internal).
+forge_sandbox_secret_finish() {
+	case $forge_sp_seen in
+	*"
+$forge_sp_cur
+"*)
+		forge_warn "$forge_sp_curkey: $forge_sp_cur is configured twice; skipped"
+		return 0
+		;;
+	esac
+	forge_sf_hosts=
+	if [ "$#" -gt 0 ]; then
+		forge_sf_out=$("$forge_sp_netrule" --secret-hosts -- "$@" 2>&1) ||
+			forge_die 70 "forge-netrule failed"
+		forge_sandbox_netrule_out "$forge_sf_out" "$forge_sp_curkey ($forge_sp_cur)"
+		forge_sf_rest=$forge_nr_rules
+		while [ -n "$forge_sf_rest" ]; do
+			forge_sf_line=${forge_sf_rest%%'
+'*}
+			forge_sf_rest=${forge_sf_rest#*'
+'}
+			forge_sf_line=${forge_sf_line#allow@}
+			forge_sf_hosts=$forge_sf_hosts${forge_sf_hosts:+,}$forge_sf_line
+			forge_sp_hosts=$forge_sp_hosts$forge_sf_line'
+'
+		done
+	fi
+	if [ -z "$forge_sf_hosts" ]; then
+		forge_warn "$forge_sp_curkey: $forge_sp_cur has no valid host; skipped"
+		return 0
+	fi
+	forge_sp_seen=$forge_sp_seen$forge_sp_cur'
+'
+	forge_sp_secret="$forge_sp_secret--secret
+$forge_sp_cur@$forge_sf_hosts
+"
+	forge_sandbox_secrets=$forge_sandbox_secrets$forge_sp_cur@$forge_sf_hosts'
+'
+	case $forge_env_set in
+	*"
+$forge_sp_cur
+"*) ;;
+	*) forge_sandbox_secret_unset=$forge_sandbox_secret_unset$forge_sp_cur'
+' ;;
+	esac
+}
+
+# --- records ---------------------------------------------------------------------
+
+# forge_sandbox_registry NAME: sets forge_sandbox_registry_file to NAME's
+# entry in the registry of sandboxes forge made (name -> worktree), which
+# prune reads: ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.
+forge_sandbox_registry() {
+	forge_sandbox_registry_dir=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge/sandboxes
+	forge_sandbox_registry_file=$forge_sandbox_registry_dir/$1
+}
+
+# forge_sandbox_register NAME ROOT: records that sandbox NAME serves the
+# worktree ROOT. A failure is a warning: only prune needs it.
+forge_sandbox_register() {
+	forge_sandbox_registry "$1"
+	if mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null &&
+		forge_state set "$forge_sandbox_registry_file" "worktree=$2" 2>/dev/null; then
+		return 0
+	fi
+	forge_warn "cannot record $1 in $forge_sandbox_registry_dir; prune will leave it alone"
+}
+
+# forge_sandbox_unregister NAME: removes NAME's registry entry.
+forge_sandbox_unregister() {
+	forge_sandbox_registry "$1"
+	rm -f -- "$forge_sandbox_registry_file" "$forge_sandbox_registry_file.lock"
+}
+
+# forge_sandbox_record_file ROOT NAME: sets forge_sandbox_record to the file
+# in ROOT's .forge/ that records what sandbox NAME was created with.
+forge_sandbox_record_file() {
+	forge_sandbox_record=$1/.forge/sandbox/$2
+}
+
+# forge_sandbox_record_create ROOT NAME: records the egress flags and image
+# sandbox NAME is being created with (egress is fixed at create time).
+forge_sandbox_record_create() {
+	forge_sandbox_record_file "$1" "$2"
+	forge_clock
+	if forge_exclude_forge_dir "$1" && mkdir -p -- "$1/.forge/sandbox" 2>/dev/null &&
+		forge_state set "$forge_sandbox_record" "egress=$forge_sandbox_egress" \
+			"image=$forge_sandbox_image" "created=$forge_ts"; then
+		return 0
+	fi
+	forge_warn "cannot record the egress rules of $2 in $forge_sandbox_record"
+}
+
+# forge_sandbox_egress_check ROOT NAME: warns when the configured egress
+# flags differ from those sandbox NAME was created with.
+forge_sandbox_egress_check() {
+	forge_sandbox_record_file "$1" "$2"
+	[ -f "$forge_sandbox_record" ] || return 0
+	forge_ec_was=$(forge_state get "$forge_sandbox_record" egress '' 2>/dev/null) || return 0
+	[ "$forge_ec_was" != "$forge_sandbox_egress" ] || return 0
+	forge_warn "the egress rules of $2 differ from the configuration: they are fixed when a sandbox is created (recorded in $forge_sandbox_record); recreate it with: forge-sandbox rm && forge-sandbox up"
+	forge_warn "  created with: ${forge_ec_was:-(no network flags)}"
+	forge_warn "  configured:   ${forge_sandbox_egress:-(no network flags)}"
+}
+
+# --- up ----------------------------------------------------------------------------
+
+# forge_sandbox_up ROOT NAME: adopts or creates sandbox NAME for the worktree
+# at ROOT, after forge_sandbox_plan ROOT NAME create. Then prepares the cache
+# disk, converges the secrets and warns about unset secret variables and
+# egress drift. Exits 69 on an msb failure, 75 when the sandbox stays in a
+# transient state.
+forge_sandbox_up() {
+	forge_msb_require
+	forge_msb_doctor
+	case $forge_msb_doctor in
+	available) ;;
+	indeterminate) forge_warn "msb doctor gave no answer within ${forge_msb_doctor_secs}s: host support is indeterminate; going on" ;;
+	*) forge_msb_doctor_report; exit 69 ;;
+	esac
+
+	forge_sandbox_wait=${FORGE_SANDBOX_WAIT:-30}
+	forge_is_uint "$forge_sandbox_wait" ||
+		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sandbox_wait'"
+	forge_su_waited=0
+	while :; do
+		forge_msb_status "$2"
+		case $forge_msb_status in
+		'')
+			forge_sandbox_create "$1" "$2"
+			break
+			;;
+		Running | Stopped | Crashed)
+			forge_say "adopting $2 ($forge_msb_status)"
+			forge_sandbox_register "$2" "$1"
+			forge_sandbox_egress_check "$1" "$2"
+			break
+			;;
+		Created | Starting | Draining | Paused)
+			if [ "$forge_su_waited" -ge "$forge_sandbox_wait" ]; then
+				forge_die 75 "$2 is still $forge_msb_status after ${forge_sandbox_wait}s; try again later"
+			fi
+			[ "$forge_su_waited" -gt 0 ] || forge_say "$2 is $forge_msb_status; waiting up to ${forge_sandbox_wait}s"
+			sleep 1
+			forge_su_waited=$((forge_su_waited + 1))
+			;;
+		*)
+			forge_die 69 "msb reports $2 in an unknown state '$forge_msb_status'; refusing to guess"
+			;;
+		esac
+	done
+
+	# The cache disk is formatted root-owned; the agent must be able to use it.
+	if ! "$forge_msb" exec --quiet "$2" --no-tty -- sudo -n sh -c \
+		'chown agent:agent /opt/forge/.cache && chmod 0777 /opt/forge/.cache' </dev/null >&2; then
+		forge_die 69 "could not prepare the cache disk of $2"
+	fi
+	forge_sandbox_secrets_converge "$2"
+	forge_sp_rest=$forge_sandbox_secret_unset
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; every command in $2 will fail until it is"
+	done
+	return 0
+}
+
+# forge_sandbox_create ROOT NAME: creates sandbox NAME from the plan, after
+# checking that the image is in msb's cache (internal to forge_sandbox_up).
+# "already exists" is retried once with --replace.
+forge_sandbox_create() {
+	forge_sc_root=$1 forge_sc_name=$2
+	forge_msb_image_cached "$forge_sandbox_image" ||
+		forge_die 69 "image $forge_sandbox_image is not in msb's image cache; build it with: forge-sandbox build-image --tag $forge_sandbox_image"
+	forge_sandbox_register "$forge_sc_name" "$forge_sc_root"
+	forge_sandbox_record_create "$forge_sc_root" "$forge_sc_name"
+	forge_say "creating $forge_sc_name from $forge_sandbox_image"
+	forge_sc_replace=
+	while :; do
+		set --
+		forge_sc_rest=$forge_sandbox_plan
+		forge_sc_first=1
+		while [ -n "$forge_sc_rest" ]; do
+			forge_sc_line=${forge_sc_rest%%'
+'*}
+			forge_sc_rest=${forge_sc_rest#*'
+'}
+			# The plan starts with "msb": the program is the one found.
+			[ -z "$forge_sc_first" ] && set -- "$@" "$forge_sc_line"
+			forge_sc_first=
+		done
+		[ -z "$forge_sc_replace" ] || set -- "$@" --replace
+		forge_sc_status=0
+		forge_sc_err=$("$forge_msb" "$@" 2>&1 </dev/null >/dev/null) || forge_sc_status=$?
+		[ -z "$forge_sc_err" ] || printf '%s\n' "$forge_sc_err" >&2
+		[ "$forge_sc_status" -ne 0 ] || return 0
+		case $forge_sc_err in
+		*'already exists'*)
+			if [ -z "$forge_sc_replace" ]; then
+				forge_say "$forge_sc_name already exists to msb; replacing it"
+				forge_sc_replace=1
+				continue
+			fi
+			;;
+		esac
+		[ "$forge_sc_status" -ne 2 ] || forge_die 70 "msb rejected the create arguments (see forge-sandbox plan)"
+		forge_die 69 "msb could not create $forge_sc_name (exit $forge_sc_status)"
+	done
+}
+
+# forge_sandbox_secrets_converge NAME [ENV@HOSTS...]: makes the secrets bound
+# to sandbox NAME the configured ones (forge_sandbox_secrets, or the
+# arguments): msb modify --secret for every configured one (refreshing its
+# value), --secret-rm for bound ones no longer configured, --restart only
+# when a new name is introduced. Nothing runs when nothing is bound or
+# configured.
+forge_sandbox_secrets_converge() {
+	forge_scv_name=$1
+	shift
+	if [ "$#" -eq 0 ]; then
+		forge_scv_rest=$forge_sandbox_secrets
+		while [ -n "$forge_scv_rest" ]; do
+			set -- "$@" "${forge_scv_rest%%'
+'*}"
+			forge_scv_rest=${forge_scv_rest#*'
+'}
+		done
+	fi
+	forge_msb_bound_secrets "$forge_scv_name"
+	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || return 0
+	forge_scv_conf='
+'
+	forge_scv_restart=
+	for forge_scv_s in "$@"; do
+		forge_scv_env=${forge_scv_s%@*}
+		forge_scv_conf=$forge_scv_conf$forge_scv_env'
+'
+		case $forge_msb_bound in
+		*"
+$forge_scv_env
+"*) ;;
+		*) forge_scv_restart=1 ;;
+		esac
+		set -- "$@" --secret "$forge_scv_s"
+		shift
+	done
+	forge_scv_rest=${forge_msb_bound#?}
+	while [ -n "$forge_scv_rest" ]; do
+		forge_scv_env=${forge_scv_rest%%'
+'*}
+		forge_scv_rest=${forge_scv_rest#*'
+'}
+		case $forge_scv_conf in
+		*"
+$forge_scv_env
+"*) ;;
+		*) set -- "$@" --secret-rm "$forge_scv_env" ;;
+		esac
+	done
+	[ -z "$forge_scv_restart" ] || set -- "$@" --restart
+	"$forge_msb" modify "$forge_scv_name" "$@" </dev/null >/dev/null ||
+		forge_die 69 "could not update the secrets of $forge_scv_name"
+}
+
+# --- rm and prune ------------------------------------------------------------------
+
+# forge_sandbox_remove NAME: removes sandbox NAME, then its two named
+# volumes; a missing sandbox or volume is not an error. When the sandbox
+# cannot be removed, the volumes are left alone. Returns 1 on a failure.
+forge_sandbox_remove() {
+	forge_msb_rm "$1" || return 1
+	forge_sandbox_volumes "$1"
+	forge_sr_ok=0
+	forge_msb_volume_rm "$forge_sandbox_docker_volume" || forge_sr_ok=1
+	forge_msb_volume_rm "$forge_sandbox_cache_volume" || forge_sr_ok=1
+	[ "$forge_sr_ok" = 0 ] || return 1
+	forge_sandbox_unregister "$1"
+}
+
+# forge_sandbox_prune [KEEP...]: removes every forge-* sandbox (and its
+# volumes) whose recorded worktree no longer exists, except the KEEP names.
+# A sandbox without a record (or whose record does not give its name) is
+# left alone with a warning. Prints each removed name. Returns 1 when a
+# removal failed.
+forge_sandbox_prune() {
+	forge_msb_forge_names
+	forge_sandbox_registry x
+	forge_pr_names=$forge_msb_names
+	# Registry entries of sandboxes already gone: their volumes may remain.
+	for forge_pr_file in "$forge_sandbox_registry_dir"/forge-*; do
+		[ -f "$forge_pr_file" ] || continue
+		forge_pr_name=${forge_pr_file##*/}
+		case $forge_pr_name in *.lock) continue ;; esac
+		case $forge_pr_names in *"
+$forge_pr_name
+"* | "$forge_pr_name
+"*) ;;
+		*) forge_pr_names=$forge_pr_names$forge_pr_name'
+' ;;
+		esac
+	done
+	forge_pr_failed=0
+	forge_pr_rest=$forge_pr_names
+	while [ -n "$forge_pr_rest" ]; do
+		forge_pr_name=${forge_pr_rest%%'
+'*}
+		forge_pr_rest=${forge_pr_rest#*'
+'}
+		forge_pr_keep=
+		for forge_pr_k in "$@"; do
+			[ "$forge_pr_k" != "$forge_pr_name" ] || forge_pr_keep=1
+		done
+		[ -z "$forge_pr_keep" ] || continue
+		forge_sandbox_registry "$forge_pr_name"
+		forge_pr_path=
+		[ ! -f "$forge_sandbox_registry_file" ] ||
+			forge_pr_path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || forge_pr_path=
+		if [ -z "$forge_pr_path" ]; then
+			forge_warn "$forge_pr_name: no record of its worktree; left alone (remove it with msb rm)"
+			continue
+		fi
+		[ ! -d "$forge_pr_path" ] || continue
+		forge_sandbox_name_of "$forge_pr_path"
+		if [ "$forge_sandbox_name" != "$forge_pr_name" ]; then
+			forge_warn "$forge_pr_name: its record names $forge_pr_path, which gives another name; left alone"
+			continue
+		fi
+		if forge_sandbox_remove "$forge_pr_name"; then
+			printf '%s\n' "$forge_pr_name"
+		else
+			forge_pr_failed=1
+		fi
+	done
+	return "$forge_pr_failed"
+}

@@ -1,0 +1,500 @@
+#!/usr/bin/env bats
+# forge-sandbox plan: the msb create argv built from the configuration
+# (SPEC 4.1-4.3): naming, mounts, sizes, egress through forge-netrule, env
+# and secrets, hostile values; and the command line of every subcommand.
+# Nothing here needs msb: plan runs nothing.
+load test_helper
+load sandbox_helper
+
+setup() { sandbox_setup; }
+teardown() { forge_test_teardown; }
+
+# The default scratch dir, as plan resolves it without creating it.
+scratch() { realpath -m "$TMPDIR/opencode"; }
+
+@test "plan prints the default create argv, one argument per line, in SPEC order" {
+	name=$(expected_name "$REPO")
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	expected=(msb create oc-forge-sandbox:latest --name "$name" --quiet -c 4 -m 8g
+		-v "$REPO:$REPO" -v "$REPO/.git/hooks:$REPO/.git/hooks:ro" -v "$(scratch):$(scratch)"
+		--mount-named "$name-docker-data:/var/lib/docker:kind=disk,size=16g"
+		--mount-named "$name-cache-data:/opt/forge/.cache:kind=disk,size=16g")
+	assert_output "$(printf '%s\n' "${expected[@]}")"
+	[ -z "$stderr" ]
+}
+
+@test "plan -z is NUL-separated and --json a JSON array, with the same arguments" {
+	want=$(forge-sandbox plan)
+	plan_argv
+	[ "$(printf '%s\n' "${plan[@]}")" = "$want" ]
+	run forge-sandbox plan --json
+	assert_success
+	[ "$(jq -r '.[]' <<<"$output")" = "$want" ]
+	jq -e 'type == "array" and all(.[]; type == "string")' <<<"$output"
+}
+
+@test "plan runs nothing: no msb call, no msb needed, no file created" {
+	use_stub # the msb test double: it must log no call at all
+	run forge-sandbox plan
+	assert_success
+	[ ! -e "$STUB_DIR/calls" ]
+	# Without any msb at all.
+	unset FORGE_MSB
+	run env PATH="$abs_top_builddir/bin:$abs_top_builddir/helpers:/usr/bin:/bin" forge-sandbox plan
+	assert_success
+	[ ! -e "$TMPDIR/opencode" ]
+	[ ! -e "$REPO/.forge" ]
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "name: forge-<slug>-<first 8 hex of SHA-256 of the real path>, the same from a subdirectory or a symlink" {
+	name=$(expected_name "$REPO")
+	[[ $name =~ ^forge-repo-[0-9a-f]{8}$ ]]
+	run forge-sandbox env
+	assert_success
+	assert_output "export FORGE_SANDBOX_CONTAINER='$name'"
+	mkdir -p sub/dir && ln -s "$REPO" "$SCRATCH/link"
+	run forge-sandbox env "$SCRATCH/link/sub/dir"
+	assert_output "export FORGE_SANDBOX_CONTAINER='$name'"
+	cd sub/dir
+	run forge-sandbox env
+	assert_output "export FORGE_SANDBOX_CONTAINER='$name'"
+	# The hash is of the path: another checkout of the same name differs.
+	make_repo "$SCRATCH/other/repo"
+	run forge-sandbox env "$SCRATCH/other/repo"
+	assert_output "export FORGE_SANDBOX_CONTAINER='$(expected_name "$SCRATCH/other/repo")'"
+	[ "$output" != "export FORGE_SANDBOX_CONTAINER='$name'" ]
+}
+
+@test "name: slug lowercased, runs outside [a-z0-9.-] made one '-', '-' and '.' trimmed, cut to 40, empty gives sandbox" {
+	long=abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ
+	for base in 'My Repo__X' '..--Weird  Name--..' "$long" '___' 'Ünïcödé' 'a.b-c' $'new\nline' '-x-'; do
+		mkdir -p "$SCRATCH/names/$base"
+		real=$(cd "$SCRATCH/names/$base" && pwd -P)
+		run sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_sandbox_name_of "$1"; printf "%s\n" "$forge_sandbox_name"' _ "$real"
+		assert_success
+		assert_output "$(expected_name "$real")"
+	done
+	h() { printf '%s' "$SCRATCH/names/$1" | sha256sum | cut -c1-8; }
+	run sh -c '. "$FORGE_LIBDIR/forge.sh"; for p; do forge_sandbox_name_of "$p"; echo "$forge_sandbox_name"; done' _ \
+		"$SCRATCH/names/My Repo__X" "$SCRATCH/names/..--Weird  Name--.." "$SCRATCH/names/___" "$SCRATCH/names/$long"
+	assert_line --index 0 "forge-my-repo-x-$(h 'My Repo__X')"
+	assert_line --index 1 "forge-weird-name-$(h '..--Weird  Name--..')"
+	assert_line --index 2 "forge-sandbox-$(h ___)"
+	assert_line --index 3 "forge-abcdefghijklmnopqrstuvwxyz0123456789abcd-$(h "$long")"
+}
+
+@test "not a git repository, or no such directory: exit 69 for every per-worktree command" {
+	mkdir "$SCRATCH/plain"
+	for cmd in plan up env rm; do
+		run forge-sandbox "$cmd" "$SCRATCH/plain"
+		assert_failure 69
+		assert_output --partial "not a git repository: $SCRATCH/plain"
+		run forge-sandbox "$cmd" "$SCRATCH/nowhere"
+		assert_failure 69
+	done
+	cd "$SCRATCH/plain"
+	run forge-sandbox exec -- true
+	assert_failure 69
+	run forge-sandbox plan
+	assert_failure 69
+}
+
+@test "a worktree path with ':', ',' or a newline: plan and up exit 65 naming the path, nothing run" {
+	use_stub # the msb test double: it must log no call at all
+	for base in 'a:b' 'a,b' $'a\nb'; do
+		make_repo "$SCRATCH/$base"
+		run forge-sandbox plan "$SCRATCH/$base"
+		assert_failure 65
+		assert_output --partial "cannot mount worktree $SCRATCH/$base"
+		run forge-sandbox up "$SCRATCH/$base"
+		assert_failure 65
+	done
+	[ ! -e "$STUB_DIR/calls" ]
+}
+
+@test "a git dir with ':' (separate git dir): exit 65 naming it" {
+	git init -q --separate-git-dir "$SCRATCH/git:dir" "$SCRATCH/wt"
+	run forge-sandbox plan "$SCRATCH/wt"
+	assert_failure 65
+	assert_output --partial "cannot mount git dir $SCRATCH/git:dir"
+}
+
+# size VALUE: the msb size forge_size_mib makes of VALUE, or its error.
+size() {
+	sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_prog=t; forge_size_mib "$1" sandbox.resources.memory; printf "%s\n" "$forge_size"' _ "$1"
+}
+
+@test "sizes: <number>[k|m|g|t][i][b] become whole MiB (m) or GiB (g); a bare number is MiB" {
+	while read -r given want; do
+		run size "$given"
+		assert_success
+		assert_output "$want"
+	done <<'TABLE'
+8g 8g
+8G 8g
+1.5g 1536m
+1t 1024g
+512MB 512m
+512mb 512m
+1024k 1m
+1GiB 1g
+1gib 1g
+2.5Gi 2560m
+2048m 2g
+1536M 1536m
+1048576b 1m
+4096 4g
+100 100m
+0.5g 512m
+01.50g 1536m
+1.0000g 1g
+1024t 1048576g
+TABLE
+}
+
+@test "sizes: below 1 MiB, a fraction of a MiB or not a size: exit 65 naming the key" {
+	for bad in 512k 0.5m 1.0001g 0 0g 1b abc '' 8gg -1g 1e3 '8 g' 1.2.3g g 5i 5ib . 9999999999999t 2000t 1.5; do
+		run size "$bad"
+		assert_failure 65
+		assert_output --partial 'configuration key sandbox.resources.memory'
+	done
+	write_config '{"sandbox": {"resources": {"dockerDisk": "512k"}}}'
+	run forge-sandbox plan
+	assert_failure 65
+	assert_output --partial "configuration key sandbox.resources.dockerDisk: size '512k' is below 1 MiB"
+}
+
+@test "sizes and cpus from forge.json, JSON numbers too: cpus floored, at least 1" {
+	write_config '{"sandbox": {"resources": {"memory": 4096, "cpus": 2.7, "dockerDisk": "1t", "cacheDisk": "1.5g"}}}'
+	plan_argv
+	[ "$(plan_values -c)" = 2 ]
+	[ "$(plan_values -m)" = 4g ]
+	[[ $(plan_values --mount-named) == *docker-data:/var/lib/docker:kind=disk,size=1024g*cache-data:/opt/forge/.cache:kind=disk,size=1536m ]]
+	for cpus in '"0.5"' 0 '"-3"' '"1"' '"16"' 8.99; do
+		write_config "{\"sandbox\": {\"resources\": {\"cpus\": $cpus}}}"
+		plan_argv
+		want=$(jq -n "[($cpus | tonumber | floor), 1] | max")
+		[ "$(plan_values -c)" = "$want" ] || fail "cpus $cpus gave $(plan_values -c), want $want"
+	done
+	write_config '{"sandbox": {"resources": {"cpus": "four"}}}'
+	run forge-sandbox plan
+	assert_failure 65
+	assert_output --partial "configuration key sandbox.resources.cpus: invalid cpu count 'four'"
+}
+
+@test "mounts: a linked worktree gets the common dir read-write (covering its git dir) and the hooks read-only" {
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	wt=$SCRATCH/wt
+	run --separate-stderr forge-sandbox plan "$wt"
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)")"
+	# The linked worktree's own git dir lies inside the common dir: covered.
+	[[ $output != *"$REPO/.git/worktrees"* ]]
+	# The project contains the read-write common dir: a read-only mount of
+	# it would hide that, so it is dropped with a warning (SPEC 4.2).
+	[[ $stderr == *"warning: not mounting project $REPO (ro): it overlaps the rw mount $REPO/.git"* ]]
+}
+
+@test "mounts: no project mount when git cannot tell the main worktree (separate git dir), nor for the main worktree" {
+	git init -q --separate-git-dir "$SCRATCH/project.git" "$SCRATCH/project"
+	git -C "$SCRATCH/project" commit -q --allow-empty -m initial
+	git -C "$SCRATCH/project" worktree add -q "$SCRATCH/wt" 2>/dev/null
+	wt=$SCRATCH/wt
+	run --separate-stderr forge-sandbox plan "$wt"
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_output "$(printf '%s\n' "$wt:$wt" "$SCRATCH/project.git:$SCRATCH/project.git" \
+		"$SCRATCH/project.git/hooks:$SCRATCH/project.git/hooks:ro" "$(scratch):$(scratch)")"
+	[ -z "$stderr" ]
+	run --separate-stderr forge-sandbox plan "$SCRATCH/project"
+	assert_success
+	[ -z "$stderr" ]
+}
+
+@test "mounts: the default layout (worktree inside the project) drops the read-only project mount, keeps the hooks" {
+	git worktree add -q .worktrees/wt 2>/dev/null
+	wt=$REPO/.worktrees/wt
+	run --separate-stderr forge-sandbox plan "$wt"
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)")"
+	[[ $stderr == *"warning: not mounting project $REPO (ro): it overlaps the rw mount $wt"* ]]
+	# mountProjectReadonly false: no project candidate, no warning.
+	write_config '{"sandbox": {"mountProjectReadonly": false}}'
+	cp forge.json "$wt/forge.json"
+	run --separate-stderr forge-sandbox plan "$wt"
+	assert_success
+	[ -z "$stderr" ]
+}
+
+@test "mounts: tool output dir read-only when it exists outside the worktree; scratch dir read-write, not created by plan" {
+	mkdir -p "$XDG_DATA_HOME/opencode/tool-output"
+	plan_argv
+	run plan_values -v
+	assert_line "$XDG_DATA_HOME/opencode/tool-output:$XDG_DATA_HOME/opencode/tool-output:ro"
+	assert_line "$(scratch):$(scratch)"
+	[ ! -e "$TMPDIR/opencode" ]
+	# Inside the worktree: not mounted (the worktree already is).
+	mkdir -p "$REPO/tools" "$REPO/scratch"
+	write_config "{\"sandbox\": {\"toolOutputDir\": \"$REPO/tools\", \"scratchDir\": \"$REPO/scratch\"}}"
+	plan_argv
+	run plan_values -v
+	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro")"
+	# Configured elsewhere, through a symlink: the canonical path.
+	mkdir -p "$SCRATCH/real-scratch"
+	ln -s "$SCRATCH/real-scratch" "$SCRATCH/scratch-link"
+	write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/scratch-link\"}}"
+	plan_argv
+	run plan_values -v
+	assert_line "$SCRATCH/real-scratch:$SCRATCH/real-scratch"
+}
+
+@test "custom mounts: absolute existing directories only, no overlap with reserved or earlier ones; skipped with a reason" {
+	mkdir -p "$SCRATCH/data/sub" "$SCRATCH/ro" "$SCRATCH/rw" "$SCRATCH/ext" "$SCRATCH/co:lon" "$SCRATCH/real"
+	ln -s "$SCRATCH/real" "$SCRATCH/link"
+	touch "$SCRATCH/file"
+	write_config "{
+	  \"sandbox\": {\"mounts\": [
+	    {\"host\": \"$SCRATCH/ro\"},
+	    {\"host\": \"$SCRATCH/rw\", \"readonly\": false},
+	    {\"host\": \"relative/dir\"},
+	    {\"host\": \"$SCRATCH/missing\"},
+	    {\"host\": \"$SCRATCH/file\"},
+	    {\"host\": \"$SCRATCH/co:lon\"},
+	    {\"host\": \"$REPO/sub\"},
+	    {\"host\": \"$SCRATCH\"},
+	    {\"host\": \"$SCRATCH/data\"},
+	    {\"host\": \"$SCRATCH/data/sub\"},
+	    {\"host\": \"$SCRATCH/link\"},
+	    {},
+	    {\"host\": \"$SCRATCH/new\\nline\"}
+	  ]},
+	  \"loop\": {\"allowExternalDirectories\": [\"$SCRATCH/ext\", \"$SCRATCH/rw\", \"$SCRATCH/data/sub\"]}
+	}"
+	mkdir -p "$REPO/sub"
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)" \
+		"$SCRATCH/ro:$SCRATCH/ro:ro" "$SCRATCH/rw:$SCRATCH/rw" "$SCRATCH/data:$SCRATCH/data:ro" \
+		"$SCRATCH/real:$SCRATCH/real:ro" "$SCRATCH/ext:$SCRATCH/ext:ro")"
+	w() { [[ $stderr == *"warning: $1"* ]] || fail "no warning: $1"$'\n'"$stderr"; }
+	w "sandbox.mounts[2]: relative/dir is not an absolute path; skipped"
+	w "sandbox.mounts[3]: $SCRATCH/missing is not an existing directory; skipped"
+	w "sandbox.mounts[4]: $SCRATCH/file is not an existing directory; skipped"
+	w "sandbox.mounts[5]: $SCRATCH/co:lon contains ':', ',' or a newline, which msb cannot mount; skipped"
+	w "sandbox.mounts[6]: $REPO/sub overlaps the reserved path $REPO; skipped"
+	w "sandbox.mounts[7]: $SCRATCH overlaps the reserved path $REPO; skipped"
+	w "sandbox.mounts[9]: $SCRATCH/data/sub overlaps the earlier mount $SCRATCH/data; skipped"
+	w "sandbox.mounts[11]: no host path; skipped"
+	w "sandbox.mounts[12]: contains a newline, which msb cannot mount; skipped"
+	w "loop.allowExternalDirectories[2]: $SCRATCH/data/sub overlaps the earlier mount $SCRATCH/data; skipped"
+	# The explicit read-write entry wins over the external one, silently.
+	[[ $stderr != *"allowExternalDirectories[1]"* ]]
+}
+
+@test "egress: allow entries through forge-netrule: deny by default plus one rule each, lowercased, deduplicated" {
+	write_config '{"sandbox": {"network": {"allow": ["registry.npmjs.org", "*.GitHub.com", "github.com", "GITHUB.COM", "domain=localhost", "suffix=example.org"]}}}'
+	plan_argv
+	run plan_values --net-default
+	assert_output deny
+	run plan_values --net-rule
+	assert_output "$(printf '%s\n' allow@registry.npmjs.org 'allow@*.github.com' allow@github.com allow@domain=localhost allow@suffix=example.org)"
+}
+
+@test "egress: a wildcard opens it (no network flags); no entries: no flags; all rejected: deny with no rules, and a warning" {
+	write_config '{"sandbox": {"network": {"allow": ["example.com", "*"]}}}'
+	plan_argv
+	[[ " ${plan[*]} " != *" --net-"* ]]
+	write_config '{"sandbox": {"network": {"allow": []}}}'
+	plan_argv
+	[[ " ${plan[*]} " != *" --net-"* ]]
+	write_config '{"sandbox": {"network": {"allow": ["example.com:443", "*.com", "localhost", "http://x.org", "a,b.com"]}}}'
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	[ "$(plan_values --net-default)" = deny ]
+	[ -z "$(plan_values --net-rule)" ]
+	[[ $stderr == *"warning: egress: rejected 'example.com:443': contains ':'"* ]]
+	[[ $stderr == *"warning: egress: rejected 'localhost': has no dot"* ]]
+	[[ $stderr == *"warning: egress: every entry was rejected; egress is fully denied"* ]]
+}
+
+@test "egress: an entry with a newline is rejected before forge-netrule sees it; blanks are dropped" {
+	write_config '{"sandbox": {"network": {"allow": ["ok.example.com", "evil.com\nallow@any", "  "]}}}'
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	[ "$(plan_values --net-rule)" = allow@ok.example.com ]
+	[[ $stderr == *"warning: sandbox.network.allow[1]: contains a newline; rejected"* ]]
+}
+
+@test "env: -e NAME for names set on the host; unset ones skipped with a warning; '=', blank and invalid names dropped" {
+	write_config '{"sandbox": {"network": {"env": ["FORGE_T_SET", "FORGE_T_EMPTY", "FORGE_T_UNSET", "A=B", "", "  ", "1BAD", "FORGE_T_SET"]}}}'
+	export FORGE_T_SET='value that never shows' FORGE_T_EMPTY=
+	unset FORGE_T_UNSET
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -e
+	assert_output "$(printf '%s\n' FORGE_T_SET FORGE_T_EMPTY)"
+	[[ $stderr == *"warning: sandbox.network.env[2]: FORGE_T_UNSET is not set on the host; not passed"* ]]
+	[[ $stderr == *"warning: sandbox.network.env[3]: 'A=B' contains '='; dropped"* ]]
+	[[ $stderr == *"warning: sandbox.network.env[6]: '1BAD' is not a valid environment variable name; dropped"* ]]
+	[[ $output$stderr != *'value that never shows'* ]]
+}
+
+@test "secrets: --secret ENV@HOST,... with the valid hosts, which join the allow-list; invalid entries skipped" {
+	export API_TOKEN='s3cr3t-value' OTHER_TOKEN='0ther-value'
+	unset UNSET_TOKEN
+	write_config '{"sandbox": {"network": {"allow": ["registry.npmjs.org"], "secrets": [
+	  {"env": "API_TOKEN", "hosts": ["api.example.com", "*", "Uploads.Example.com", "domain=x"]},
+	  {"env": "OTHER_TOKEN", "hosts": ["*"]},
+	  {"env": "", "hosts": ["a.example.com"]},
+	  {"env": "A=B", "hosts": ["a.example.com"]},
+	  {"env": "UNSET_TOKEN", "hosts": ["unset.example.com"]},
+	  {"env": "API_TOKEN", "hosts": ["twice.example.com"]},
+	  {"env": "NO_HOSTS"}
+	]}}}'
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values --secret
+	assert_output "$(printf '%s\n' API_TOKEN@api.example.com,uploads.example.com UNSET_TOKEN@unset.example.com)"
+	run plan_values --net-rule
+	assert_output "$(printf '%s\n' allow@registry.npmjs.org allow@api.example.com allow@uploads.example.com allow@unset.example.com)"
+	[[ $stderr == *"sandbox.network.secrets[0] (API_TOKEN): rejected '*': a wildcard cannot be a secret host"* ]]
+	[[ $stderr == *"sandbox.network.secrets[1]: OTHER_TOKEN has no valid host; skipped"* ]]
+	[[ $stderr == *"sandbox.network.secrets[2]: no env name; skipped"* ]]
+	[[ $stderr == *"sandbox.network.secrets[3]: 'A=B' is not a valid environment variable name; skipped"* ]]
+	[[ $stderr == *"sandbox.network.secrets[5]: API_TOKEN is configured twice; skipped"* ]]
+	[[ $stderr == *"sandbox.network.secrets[6]: NO_HOSTS has no valid host; skipped"* ]]
+	[[ $stderr != *"egress is fully denied"* ]]
+	# Secret values are read by msb itself: never in the plan or a message.
+	run forge-sandbox plan --json
+	[[ $output != *s3cr3t-value* && $output != *0ther-value* ]]
+}
+
+@test "secrets alone restrict egress to their hosts (SPEC 4.3: the hosts of valid secrets are allow entries)" {
+	export TOKEN=x
+	write_config '{"sandbox": {"network": {"secrets": [{"env": "TOKEN", "hosts": ["api.example.com"]}]}}}'
+	plan_argv
+	[ "$(plan_values --net-default)" = deny ]
+	[ "$(plan_values --net-rule)" = allow@api.example.com ]
+	[ "$(plan_values --secret)" = TOKEN@api.example.com ]
+}
+
+@test "hostile configuration values are never executed" {
+	mkdir -p "$SCRATCH/bin"
+	h="\$(touch $SCRATCH/pwned1)"
+	b="\`touch $SCRATCH/pwned2\`"
+	write_config "{\"sandbox\": {
+	  \"mounts\": [{\"host\": \"/tmp/\$(touch $SCRATCH/pwned3)\"}, {\"host\": \"$b\"}],
+	  \"toolOutputDir\": \"$h\", \"scratchDir\": \"/x;touch $SCRATCH/pwned4\",
+	  \"network\": {\"allow\": [\"$h\", \"$b\", \"a.com; touch $SCRATCH/pwned5\"],
+	    \"env\": [\"$h\", \"PATH;touch\"],
+	    \"secrets\": [{\"env\": \"$h\", \"hosts\": [\"$b\"]}, {\"env\": \"T\", \"hosts\": [\"$h\", \"-rf\", \"--help\"]}]}},
+	  \"loop\": {\"allowExternalDirectories\": [\"$h\", \"-x\"]}}"
+	run forge-sandbox plan
+	assert_success
+	write_config "{\"sandbox\": {\"image\": \"$h\"}}"
+	run forge-sandbox plan
+	assert_failure 65
+	assert_output --partial "configuration key sandbox.image: invalid image reference"
+	write_config '{"sandbox": {"image": "--help"}}'
+	run forge-sandbox plan
+	assert_failure 65
+	write_config '{"sandbox": {"image": "img\nx"}}'
+	run forge-sandbox plan
+	assert_failure 65
+	run ls "$SCRATCH"
+	[[ $output != *pwned* ]]
+}
+
+@test "a bad configuration file: exit 65 naming the file and key" {
+	printf '{"sandbox": {"mounts": "x"}}' >forge.json
+	run forge-sandbox plan
+	assert_failure 65
+	assert_output --partial "forge.json: key sandbox.mounts: expected an array"
+	printf '{not json' >forge.json
+	run forge-sandbox plan
+	assert_failure 65
+}
+
+@test "plan runs under dash and busybox sh with the same result" {
+	export API_TOKEN=x FORGE_T_SET=y
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	write_config '{"sandbox": {"resources": {"memory": "1.5g"}, "network": {"allow": ["*.example.com"], "env": ["FORGE_T_SET"], "secrets": [{"env": "API_TOKEN", "hosts": ["api.example.com"]}]}, "mounts": [{"host": "/usr"}]}}'
+	cp forge.json "$SCRATCH/wt/"
+	want=$(forge-sandbox plan "$SCRATCH/wt")
+	for shell in dash 'busybox sh'; do
+		command -v "${shell%% *}" >/dev/null || { [ "${CI:-}" != true ] || fail "$shell missing"; continue; }
+		run --separate-stderr $shell "$abs_top_builddir/bin/forge-sandbox" plan "$SCRATCH/wt"
+		assert_success
+		assert_output "$want"
+		run $shell "$abs_top_builddir/bin/forge-sandbox" env "$SCRATCH/wt"
+		assert_output "export FORGE_SANDBOX_CONTAINER='$(expected_name "$SCRATCH/wt")'"
+	done
+}
+
+@test "every subcommand answers --help on stdout with exit 0; --version" {
+	for cmd in doctor build-image plan up exec env ls rm prune; do
+		run --separate-stderr forge-sandbox "$cmd" --help
+		assert_success
+		assert_line --index 0 --partial 'Usage: forge-sandbox doctor'
+		[ -z "$stderr" ]
+	done
+	run forge-sandbox --help
+	assert_success
+	assert_output --partial 'forge-sandbox exec  [DIR] -- COMMAND [ARG...]'
+	run forge-sandbox --version
+	assert_success
+	assert_output --regexp '^forge-sandbox [0-9]'
+}
+
+@test "usage errors exit 64" {
+	for args in '' 'frobnicate' 'plan --bogus' 'plan --json -z' 'plan a b' 'up a b' 'exec' 'exec true' 'exec --' \
+		'exec a b -- true' 'env --x' 'ls --bogus' 'ls x' 'rm a b' 'prune x' 'prune --keep' 'prune --frob' 'doctor x'; do
+		# shellcheck disable=SC2086 # the words of each case
+		run forge-sandbox $args
+		[ "$status" -eq 64 ] || fail "forge-sandbox $args: exit $status, want 64: $output"
+	done
+}
+
+@test "build-image dispatches to forge_image_build with its arguments; 69 when that is not available" {
+	mkdir "$SCRATCH/lib"
+	cp "$FORGE_LIBDIR"/*.sh "$SCRATCH/lib/"
+	printf '%s\n' '# shellcheck shell=sh' 'forge_image_build() { printf "[%s]" "$@"; echo; return 3; }' >"$SCRATCH/lib/forge-image.sh"
+	FORGE_LIBDIR=$SCRATCH/lib run forge-sandbox build-image --tag 'my img:1' --context "$SCRATCH"
+	assert_failure 3
+	assert_output "[--tag][my img:1][--context][$SCRATCH]"
+	printf '%s\n' '# shellcheck shell=sh' >"$SCRATCH/lib/forge-image.sh"
+	FORGE_LIBDIR=$SCRATCH/lib run forge-sandbox build-image --tag x
+	assert_failure 69
+	assert_output --partial 'build-image is not available'
+}
+
+@test "the library: locate, name, plan and mounts are callable after sourcing forge.sh" {
+	run sh -c '
+		set -eu
+		. "$FORGE_LIBDIR/forge.sh"
+		forge_prog=lib
+		cd "$1"
+		forge_sandbox_locate
+		printf "%s %s\n" "$forge_sandbox_root" "$forge_sandbox_name"
+		forge_config_load "$forge_sandbox_root"
+		forge_sandbox_plan "$forge_sandbox_root" "$forge_sandbox_name"
+		printf "%s" "$forge_sandbox_plan" | sed -n 2p
+		printf "%s" "$forge_mounts" | head -n 1' _ "$REPO"
+	assert_success
+	assert_line --index 0 "$REPO $(expected_name "$REPO")"
+	assert_line --index 1 create
+	assert_line --index 2 "rw $REPO"
+}
