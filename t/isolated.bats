@@ -280,7 +280,7 @@ commit_files() {
 	for sig in INT TERM HUP; do
 		rm -f "$SCRATCH/started"
 		perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- \
-			forge-verify --isolated -- sh -c "touch '$SCRATCH/started'; sleep 60" &
+			forge-verify --isolated -- sh -c "echo \$\$ >'$SCRATCH/step.pid'; touch '$SCRATCH/started'; exec sleep 60" &
 		pid=$!
 		for _ in $(seq 1 100); do [ -e "$SCRATCH/started" ] && break; sleep 0.1; done
 		[ -e "$SCRATCH/started" ]
@@ -294,7 +294,7 @@ commit_files() {
 }
 
 @test "SIGKILL leaves a copy behind; the next run prunes it, but not a live run's copy" {
-	forge-verify --isolated -- sh -c "touch '$SCRATCH/started'; sleep 60" &
+	forge-verify --isolated -- sh -c "echo \$\$ >'$SCRATCH/step.pid'; touch '$SCRATCH/started'; exec sleep 60" &
 	pid=$!
 	for _ in $(seq 1 100); do [ -e "$SCRATCH/started" ] && break; sleep 0.1; done
 	# The copy of a live run, owned by a process that keeps running.
@@ -303,7 +303,7 @@ commit_files() {
 	mkdir "$TMPDIR/forge-verify.LIVE01"
 	printf '%s %s\n' "$live" "$(cut -d')' -f2- /proc/$live/stat | awk '{print $20}')" >"$TMPDIR/forge-verify.LIVE01/owner"
 	kill -KILL "$pid"
-	pkill -KILL -f 'sleep 60' || :
+	kill -KILL "$(cat "$SCRATCH/step.pid")" || : # only this test's step
 	wait "$pid" || :
 	[ -n "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.??????' ! -name '*LIVE01')" ]
 	[ "$(git worktree list | wc -l)" -eq 2 ]

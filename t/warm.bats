@@ -58,12 +58,13 @@ pool() { printf '%s\n' "$REPO/.git/forge/pool"; }
 }
 
 @test "a background process left by a step does not hold the slot" {
-	run forge-verify --isolated --warm -- sh -c 'sleep 30 >/dev/null 2>&1 &'
+	run forge-verify --isolated --warm -- sh -c "sleep 30 >/dev/null 2>&1 & echo \$! >'$SCRATCH/bg.pid'"
 	assert_success
+	kill -0 "$(cat "$SCRATCH/bg.pid")" # still running
 	run forge-verify --isolated --warm -- sh -c pwd
 	assert_success
 	[ ! -d "$(pool)/2" ]
-	pkill -f 'sleep 30' || :
+	kill "$(cat "$SCRATCH/bg.pid")" || : # only this test's process
 }
 
 @test "a broken slot is made anew" {
