@@ -428,6 +428,7 @@ no_temp_files() {
 			forge-state incr "$F" n >/dev/null 2>&1 &
 			wait "$!" && echo ok >>"$SCRATCH/succeeded"
 		done
+		exit 0 # not the status of the last, maybe signalled, writer
 	) &
 	writer=$!
 	# Keep signalling until 20 signals have reached a running forge-state

@@ -31,6 +31,8 @@ fuzz() {
 	assert_success
 	assert_output --partial 'Done '
 	refute_output --partial 'invariant violated'
+	# The run count, for the record (docs/RELIABILITY.md).
+	printf '%s\n' "$output" | grep 'Done ' | sed "s/^/# fuzz-$1: /" >&3
 }
 
 @test "fuzzing forge-netrule's validation finds no crash and no broken invariant" {
