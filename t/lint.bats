@@ -64,3 +64,13 @@ need() {
 		assert_output ''
 	done
 }
+
+@test "the C helpers compile cleanly with gcc and clang: -std=c99 -Wall -Wextra -pedantic -Werror" {
+	for cc in gcc clang; do
+		need "$cc"
+		for c in helpers/*.c t/netrule-unit.c; do
+			"$cc" -std=c99 -Wall -Wextra -pedantic -Werror -D_POSIX_C_SOURCE=200809L \
+				-DFORGE_VERSION='"lint"' -fsyntax-only "$c"
+		done
+	done
+}
