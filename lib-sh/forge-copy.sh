@@ -35,10 +35,7 @@ forge_copy_owner() {
 }
 
 # forge_copy_owner_alive FILE: true when the process recorded in FILE runs.
-# An empty FILE is one its owner is writing this instant: alive.
 forge_copy_owner_alive() {
-	[ -e "$1" ] || return 1
-	[ -s "$1" ] || return 0
 	read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
 	forge_is_uint "$forge_owner_pid" || return 1
 	kill -0 "$forge_owner_pid" 2>/dev/null || return 1
@@ -47,6 +44,19 @@ forge_copy_owner_alive() {
 	# shellcheck disable=SC2086
 	set -- ${forge_copy_stat##*) }
 	[ "${20:-}" = "$forge_owner_start" ]
+}
+
+# forge_copy_tmp_alive DIR: true while the run that made the copy folder DIR
+# may still be using it. The folder is named after its owner's PID (six hex
+# digits), so even one killed before it wrote DIR/owner (PID and start time)
+# can be told apart; a folder forge cannot attribute is left alone.
+forge_copy_tmp_alive() {
+	[ -s "$1/owner" ] && { forge_copy_owner_alive "$1/owner"; return; }
+	case ${1##*.} in
+	[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f])
+		kill -0 "$((0x${1##*.}))" 2>/dev/null ;;
+	*) return 0 ;;
+	esac
 }
 
 # forge_rm_tree PATH: removes PATH, also when a step made parts of it
@@ -72,7 +82,7 @@ forge_copy_prune() {
 		esac
 		forge_prune_tmp=${forge_prune_path%/*/.git}
 		if [ -d "$forge_prune_tmp" ]; then
-			forge_copy_owner_alive "$forge_prune_tmp/owner" && continue
+			forge_copy_tmp_alive "$forge_prune_tmp" && continue
 			forge_rm_tree "$forge_prune_tmp" || continue
 		fi
 		# The copy is gone; its registration goes with it (never one that git
@@ -81,8 +91,9 @@ forge_copy_prune() {
 	done
 	# Copies that died before their worktree was registered.
 	for forge_prune_tmp in "${TMPDIR:-/tmp}"/forge-verify.??????/; do
-		[ -f "$forge_prune_tmp/owner" ] || continue
-		forge_copy_owner_alive "$forge_prune_tmp/owner" || forge_rm_tree "${forge_prune_tmp%/}" || :
+		forge_prune_tmp=${forge_prune_tmp%/}
+		[ -d "$forge_prune_tmp" ] || continue
+		forge_copy_tmp_alive "$forge_prune_tmp" || forge_rm_tree "$forge_prune_tmp" || :
 	done
 	return 0
 }
@@ -128,11 +139,19 @@ forge_worktree_unregister() {
 # (the tree of the verified snapshot). Exits 69 without a commit, 74 when
 # the copy cannot be made faithfully.
 forge_copy_create() {
-	forge_copy_source=$1
+	[ -z "${forge_copy_tmp:-}" ] ||
+		forge_die 70 "a copy exists already ($forge_copy_tmp): forge_copy_destroy it first"
 	forge_copy_require_head "$1"
 	forge_copy_prune
-	forge_copy_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-verify.XXXXXX") ||
-		forge_die 73 "cannot create a temporary folder in ${TMPDIR:-/tmp}"
+	# Named after this process (see forge_copy_tmp_alive); mkdir, not
+	# mktemp, so the name says whose it is from the instant it exists. One
+	# left by an earlier process with the same PID is dead by definition.
+	forge_copy_tmp=${TMPDIR:-/tmp}/forge-verify.$(printf '%06x' "$$")
+	if ! mkdir -m 700 -- "$forge_copy_tmp" 2>/dev/null; then
+		[ -d "$forge_copy_tmp" ] && [ ! -L "$forge_copy_tmp" ] && forge_rm_tree "$forge_copy_tmp" &&
+			mkdir -m 700 -- "$forge_copy_tmp" ||
+			forge_die 73 "cannot create the folder $forge_copy_tmp"
+	fi
 	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
 	# The copy's name ends in the folder's unique suffix: git names the
 	# worktree's registration after it, so no name is ever reused while a
