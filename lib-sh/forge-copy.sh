@@ -21,17 +21,21 @@ forge_read_file() {
 	done <"$1"
 }
 
-# forge_copy_owner: prints "PID START" identifying this process: the start
-# time (from /proc) tells a live owner from a recycled PID.
+# forge_proc_start PID: sets forge_proc_start to the start time of process
+# PID (from /proc; empty where there is none): with the PID, it tells a live
+# owner from a recycled PID.
+forge_proc_start() {
+	forge_proc_start=
+	read -r forge_proc_stat 2>/dev/null <"/proc/$1/stat" || return 0
+	# shellcheck disable=SC2086 # fields after "(comm)" are plain numbers
+	set -- ${forge_proc_stat##*) }
+	[ "$#" -lt 20 ] || forge_proc_start=${20}
+}
+
+# forge_copy_owner: prints "PID START" identifying this process.
 forge_copy_owner() {
-	forge_copy_start=
-	if [ -r "/proc/$$/stat" ]; then
-		read -r forge_copy_stat <"/proc/$$/stat" || :
-		# shellcheck disable=SC2086 # fields after "(comm)" are plain numbers
-		set -- ${forge_copy_stat##*) }
-		[ "$#" -ge 20 ] && forge_copy_start=${20}
-	fi
-	printf '%s %s\n' "$$" "$forge_copy_start"
+	forge_proc_start "$$"
+	printf '%s %s\n' "$$" "$forge_proc_start"
 }
 
 # forge_copy_owner_alive FILE: true when the process recorded in FILE runs.
@@ -39,11 +43,9 @@ forge_copy_owner_alive() {
 	read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
 	forge_is_uint "$forge_owner_pid" || return 1
 	kill -0 "$forge_owner_pid" 2>/dev/null || return 1
-	[ -n "$forge_owner_start" ] && [ -r "/proc/$forge_owner_pid/stat" ] || return 0
-	read -r forge_copy_stat 2>/dev/null <"/proc/$forge_owner_pid/stat" || return 1
-	# shellcheck disable=SC2086
-	set -- ${forge_copy_stat##*) }
-	[ "${20:-}" = "$forge_owner_start" ]
+	[ -n "$forge_owner_start" ] || return 0
+	forge_proc_start "$forge_owner_pid"
+	[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$forge_owner_start" ]
 }
 
 # forge_copy_tmp_alive DIR: true while the run that made the copy folder DIR
@@ -148,14 +150,15 @@ forge_copy_create() {
 	# left by an earlier process with the same PID is dead by definition.
 	forge_copy_tmp=${TMPDIR:-/tmp}/forge-verify.$(printf '%06x' "$$")
 	if ! mkdir -m 700 -- "$forge_copy_tmp" 2>/dev/null; then
-		[ -d "$forge_copy_tmp" ] && [ ! -L "$forge_copy_tmp" ] && forge_rm_tree "$forge_copy_tmp" &&
-			mkdir -m 700 -- "$forge_copy_tmp" ||
+		if [ -L "$forge_copy_tmp" ] || [ ! -d "$forge_copy_tmp" ] ||
+			! forge_rm_tree "$forge_copy_tmp" || ! mkdir -m 700 -- "$forge_copy_tmp"; then
 			forge_die 73 "cannot create the folder $forge_copy_tmp"
+		fi
 	fi
 	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
-	# The copy's name ends in the folder's unique suffix: git names the
-	# worktree's registration after it, so no name is ever reused while a
-	# concurrent run may still be looking at the old one.
+	# The copy's name ends in the folder's suffix (its owner's PID): git
+	# names the worktree's registration after it, so two live runs never
+	# share a registration name.
 	forge_copy_name=${1##*/}
 	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
 	forge_worktree_add "$1" "$forge_copy_dir" "$forge_copy_tmp/git.err" ||

@@ -92,3 +92,21 @@ teardown() { forge_test_teardown; }
 		[ "$(command -v forge-verify)" = "$abs_top_builddir/bin/forge-verify" ]
 	fi
 }
+
+@test "forge_copy_create refuses to make a second copy before the first is destroyed" {
+	run sh -c '
+		set -eu
+		forge_prog=lib
+		. "$FORGE_LIBDIR/forge.sh"
+		forge_repo_root
+		forge_copy_create "$forge_root"
+		first=$forge_copy_tmp
+		trap forge_copy_destroy EXIT
+		( forge_copy_create "$forge_root" ) || echo "status $?"
+		[ -d "$first" ] && echo "first kept"'
+	assert_success
+	assert_line 'status 70'
+	assert_line 'first kept'
+	assert_output --partial 'a copy exists already'
+	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.*')" ]
+}
