@@ -1,12 +1,15 @@
 /*
  * forge-sandbox-init — PID 1 and exec server of a namespace sandbox (SPEC 4.5).
  *
- *   forge-sandbox-init start [--cgroup FILE]... [--cpus N] SOCKET FD -- COMMAND...
+ *   forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--user UID:GID]
+ *                            SOCKET FD -- COMMAND...
  *       On the host: creates the owner-only unix socket SOCKET, listening, as
  *       file descriptor FD; joins each cgroup by writing to its cgroup.procs
- *       FILE; keeps the first N of the allowed CPUs; starts a new session;
- *       then execs COMMAND (bwrap ... forge-sandbox-init serve FD), which
- *       inherits the socket. The socket file is never mounted in the sandbox.
+ *       FILE; keeps the first N of the allowed CPUs; with --user, drops
+ *       to UID:GID with no supplementary groups (root starting the sandbox
+ *       of another user's worktree); starts a new session; then execs
+ *       COMMAND (bwrap ... forge-sandbox-init serve FD), which inherits the
+ *       socket. The socket file is never mounted in the sandbox.
  *   forge-sandbox-init serve FD
  *       Inside: PID 1. Reaps every child and runs each request received on
  *       the listening socket FD in its own session and process group.
@@ -34,6 +37,7 @@
 #define _GNU_SOURCE  /* accept4, pipe2, sched_setaffinity, prctl */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
@@ -53,11 +57,11 @@
 #include <unistd.h>
 
 static const char USAGE[] =
-	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] SOCKET FD -- COMMAND...\n"
+	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--user UID:GID]\n"
+	"                                SOCKET FD -- COMMAND...\n"
 	"       forge-sandbox-init serve FD\n"
 	"start (on the host): create the owner-only unix socket SOCKET listening as\n"
-	"file descriptor FD, join the cgroups, keep N CPUs, start a new session and\n"
-	"exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
+	"file descriptor FD, join the cgroups, keep N CPUs, drop to UID:GID, start a new session and exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
 	"request received on the socket FD. The wire protocol is in forge-sandbox-init(1).\n";
 
 enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70, EXIT_CANTCREAT = 73, EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
@@ -201,9 +205,30 @@ static void keep_cpus(long n)
 		die(EXIT_INTERNAL, "sched_setaffinity: %s", strerror(errno));
 }
 
+/* Becomes UID:GID, with no supplementary group, for good. */
+static void drop_to(const char *spec)
+{
+	char *end;
+	unsigned long uid, gid;
+
+	errno = 0;
+	uid = strtoul(spec, &end, 10);
+	if (errno || end == spec || *end != ':' || uid == 0 || uid > 0xfffffffeUL)
+		die(EXIT_USAGE, "--user takes UID:GID (not root), not '%s'", spec);
+	spec = end + 1;
+	gid = strtoul(spec, &end, 10);
+	if (errno || end == spec || *end || gid > 0xfffffffeUL)
+		die(EXIT_USAGE, "--user takes UID:GID (not root), not '%s'", spec);
+	if (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0 || setuid((uid_t)uid) != 0)
+		die(EXIT_INTERNAL, "cannot become %lu:%lu: %s", uid, gid, strerror(errno));
+	if (getuid() != (uid_t)uid || geteuid() != (uid_t)uid || getegid() != (gid_t)gid || setuid(0) == 0)
+		die(EXIT_INTERNAL, "could not drop to %lu:%lu for good", uid, gid);
+}
+
 static int cmd_start(int argc, char **argv)
 {
 	long cpus = 0, target;
+	const char *user = NULL;
 	int i, fd;
 
 	for (i = 2; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i += 2) {
@@ -211,6 +236,10 @@ static int cmd_start(int argc, char **argv)
 			usage(stderr, EXIT_USAGE);
 		if (strcmp(argv[i], "--cgroup") == 0)
 			continue;  /* joined below, once the arguments are known good */
+		if (strcmp(argv[i], "--user") == 0) {
+			user = argv[i + 1];
+			continue;
+		}
 		if (strcmp(argv[i], "--cpus") != 0 || (cpus = parse_number(argv[i + 1], 1, CPU_SETSIZE)) < 0)
 			usage(stderr, EXIT_USAGE);
 	}
@@ -233,6 +262,8 @@ static int cmd_start(int argc, char **argv)
 			join_cgroup(argv[j + 1]);
 	if (cpus > 0)
 		keep_cpus(cpus);
+	if (user)
+		drop_to(user);
 	if (setsid() < 0 && errno != EPERM)
 		die(EXIT_INTERNAL, "setsid: %s", strerror(errno));
 	execvp(argv[i + 3], argv + i + 3);

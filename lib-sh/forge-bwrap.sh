@@ -29,6 +29,39 @@ forge_bwrap_exists() {
 	[ -d "$forge_bwrap_dir" ] && [ ! -L "$forge_bwrap_dir" ]
 }
 
+# forge_bwrap_owner ROOT: decides who the sandbox of the worktree at ROOT
+# runs as (after forge_bwrap_state). uid 1000 inside is the invoker; a root
+# invoker would hand the sandbox root's access, so when root starts the
+# sandbox of a worktree another user owns, it runs as that owner (SPEC 4.5):
+# forge_bwrap_owner is then "UID:GID" (else empty), and the sandbox's private
+# folders (forge_bwrap_data) live in the owner's own state folder, which
+# only the owner writes: ~owner/.local/state/forge/bwrap/NAME. Otherwise
+# forge_bwrap_data is the state folder itself.
+forge_bwrap_owner() {
+	forge_bwrap_owner= forge_bwrap_data=$forge_bwrap_dir
+	[ "$(id -u)" = 0 ] || return 0
+	forge_bo_ids=$(stat -c '%u:%g' -- "$1") || forge_die 69 "cannot stat $1"
+	case $forge_bo_ids in 0:*) return 0 ;; esac
+	forge_bwrap_owner=$forge_bo_ids
+	forge_bo_home=$(getent passwd "${forge_bo_ids%%:*}" | cut -d: -f6) || forge_bo_home=
+	case $forge_bo_home in
+	/*) ;;
+	*) forge_die 69 "the worktree $1 belongs to uid ${forge_bo_ids%%:*}, which has no home folder: the sandbox would run as that user and keeps its folders there" ;;
+	esac
+	forge_bwrap_data=$forge_bo_home/.local/state/forge/bwrap/${forge_bwrap_dir##*/}
+}
+
+# forge_bwrap_as_owner COMMAND...: runs COMMAND as forge_bwrap_owner (with
+# no supplementary groups) when there is one, else as is. What root does in
+# another user's folders, it does as that user.
+forge_bwrap_as_owner() {
+	if [ -n "$forge_bwrap_owner" ]; then
+		setpriv --reuid="${forge_bwrap_owner%%:*}" --regid="${forge_bwrap_owner#*:}" --clear-groups -- "$@"
+	else
+		"$@"
+	fi
+}
+
 # forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
 # a user and a network namespace here, else to why not.
 forge_bwrap_probe() {
@@ -272,7 +305,11 @@ forge_bwrap_render_host() {
 # lo; restricted or open: what forge-net.sh is to start).
 forge_bwrap_render() {
 	forge_bwrap_state "$2"
+	forge_bwrap_owner "$1"
 	forge_bwrap_rootfs_config
+	if [ -n "$forge_bwrap_owner" ] && [ "$forge_bwrap_rootfs_kind" = image ]; then
+		forge_die 69 "root starting the sandbox of another user's worktree ($1, owned by $forge_bwrap_owner): only sandbox.bwrap.rootfs \"host\" is supported, since the image's root filesystem sits in root's cache"
+	fi
 	forge_helper_path forge-sandbox-init
 	forge_bwrap_init=$forge_helper
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
@@ -298,15 +335,15 @@ forge_bwrap_render() {
 		--seccomp "$forge_bwrap_seccomp_fd" --json-status-fd "$forge_bwrap_status_fd"
 	forge_bwrap_rootfs=
 	if [ "$forge_bwrap_rootfs_kind" = host ]; then
-		forge_bwrap_render_host "$forge_bwrap_dir"
+		forge_bwrap_render_host "$forge_bwrap_data"
 	else
 		forge_bwrap_image_rootfs "$forge_sandbox_image" "${3:-}"
 		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$forge_br_dests"
 	fi
 	forge_bwrap_add --proc /proc --dev /dev --tmpfs /run \
-		--bind "$forge_bwrap_dir/tmp" /tmp \
-		--bind "$forge_bwrap_dir/home" "$forge_bwrap_home" \
-		--bind "$forge_bwrap_dir/cache" "$forge_bwrap_home/.cache"
+		--bind "$forge_bwrap_data/tmp" /tmp \
+		--bind "$forge_bwrap_data/home" "$forge_bwrap_home" \
+		--bind "$forge_bwrap_data/cache" "$forge_bwrap_home/.cache"
 
 	# The mount plan, at identical paths, in its order (read-only inside read-write).
 	forge_br_rest=$forge_mounts
@@ -326,7 +363,7 @@ forge_bwrap_render() {
 	# the repository's config, so no core.hooksPath or core.fsmonitor can be
 	# planted for the host's git.
 	if [ ! -d "$forge_br_common/hooks" ]; then
-		forge_bwrap_add --ro-bind "$forge_bwrap_dir/empty" "$forge_br_common/hooks"
+		forge_bwrap_add --ro-bind "$forge_bwrap_data/empty" "$forge_br_common/hooks"
 	fi
 	if [ -f "$forge_br_common/config" ] && [ ! -L "$forge_br_common/config" ]; then
 		forge_bwrap_add --ro-bind "$forge_br_common/config" "$forge_br_common/config"
@@ -432,8 +469,9 @@ forge_bwrap_running() {
 	forge_bwrap_pid=$forge_brn_pid
 }
 
-# forge_bwrap_private_dirs: creates the state folder's private parts (after
-# forge_bwrap_state): home, tmp, cache, an empty folder, passwd and group.
+# forge_bwrap_private_dirs: creates the state folder (owner-only) and the
+# sandbox's private folders in forge_bwrap_data (as their owner): home, tmp,
+# cache, an empty folder, passwd and group (after forge_bwrap_render).
 forge_bwrap_private_dirs() {
 	(umask 077 && mkdir -p -- "$forge_bwrap_root") || forge_die 73 "cannot create $forge_bwrap_root"
 	if [ -L "$forge_bwrap_dir" ] || { [ -e "$forge_bwrap_dir" ] && [ ! -d "$forge_bwrap_dir" ]; }; then
@@ -441,15 +479,19 @@ forge_bwrap_private_dirs() {
 	fi
 	(umask 077 && mkdir -p -- "$forge_bwrap_dir") || forge_die 73 "cannot create $forge_bwrap_dir"
 	chmod 0700 -- "$forge_bwrap_dir" || forge_die 73 "cannot make $forge_bwrap_dir owner-only"
-	for forge_bpd in home tmp cache empty etc; do
-		[ ! -L "$forge_bwrap_dir/$forge_bpd" ] || forge_die 73 "$forge_bwrap_dir/$forge_bpd is a symlink; refusing to use it"
-		mkdir -p -- "$forge_bwrap_dir/$forge_bpd" || forge_die 73 "cannot create $forge_bwrap_dir/$forge_bpd"
-	done
-	chmod 1777 -- "$forge_bwrap_dir/tmp" || :
-	printf 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' \
-		"$forge_bwrap_home" >"$forge_bwrap_dir/etc/passwd" &&
-		printf 'root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n' >"$forge_bwrap_dir/etc/group" ||
-		forge_die 73 "cannot write $forge_bwrap_dir/etc"
+	printf '%s\n' "$forge_bwrap_owner" >"$forge_bwrap_dir/owner" &&
+		printf '%s\n' "$forge_bwrap_data" >"$forge_bwrap_dir/data" || forge_die 73 "cannot write $forge_bwrap_dir"
+	# shellcheck disable=SC2016 # a script for sh, with its arguments
+	forge_bwrap_as_owner sh -c '
+		umask 077 && mkdir -p -- "$1" || exit
+		for d in home tmp cache empty etc; do
+			[ ! -L "$1/$d" ] || { echo "$1/$d is a symlink" >&2; exit 1; }
+			mkdir -p -- "$1/$d" || exit
+		done
+		chmod 0755 "$1/empty" && chmod 1777 "$1/tmp" &&
+		printf "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" "$2" >"$1/etc/passwd" &&
+		printf "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n" >"$1/etc/group"' sh "$forge_bwrap_data" "$forge_bwrap_home" ||
+		forge_die 73 "cannot create the private folders of the sandbox in $forge_bwrap_data"
 }
 
 # forge_bwrap_up ROOT NAME [recreate|restart]: adopts the running namespace
@@ -469,9 +511,9 @@ forge_bwrap_up() {
 		*) forge_bwrap_stop "$2" ;;
 		esac
 	fi
-	if [ "${3:-}" = recreate ]; then
-		forge_rm_tree "$forge_bwrap_dir/home"
-		forge_rm_tree "$forge_bwrap_dir/tmp"
+	if [ "${3:-}" = recreate ] && [ -d "$forge_bwrap_data" ]; then
+		forge_bwrap_as_owner rm -rf -- "$forge_bwrap_data/home" "$forge_bwrap_data/tmp" ||
+			forge_die 73 "cannot clear $forge_bwrap_data for the new sandbox"
 	fi
 	[ -n "$forge_bwrap_rootfs" ] || [ "$forge_bwrap_rootfs_kind" = host ] ||
 		forge_die 69 "no root filesystem for $2"
@@ -511,7 +553,9 @@ forge_bwrap_start() {
 		forge_bs_rest=${forge_bs_rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sp_cpus" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
+	set -- "$@" --cpus "$forge_sp_cpus"
+	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
+	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
 	forge_bs_rest=$forge_bwrap_plan
 	while [ -n "$forge_bs_rest" ]; do
 		set -- "$@" "${forge_bs_rest%%'
@@ -594,6 +638,13 @@ forge_bwrap_stop() {
 forge_bwrap_remove() {
 	forge_bwrap_stop "$1"
 	forge_bwrap_state "$1"
+	# The private folders, as the user they were made for.
+	forge_bwrap_owner= forge_bwrap_data=
+	[ ! -f "$forge_bwrap_dir/owner" ] || read -r forge_bwrap_owner <"$forge_bwrap_dir/owner" || :
+	[ ! -f "$forge_bwrap_dir/data" ] || read -r forge_bwrap_data <"$forge_bwrap_dir/data" || :
+	if [ -n "$forge_bwrap_owner" ] && [ -n "$forge_bwrap_data" ] && [ "$forge_bwrap_data" != "$forge_bwrap_dir" ]; then
+		forge_bwrap_as_owner rm -rf -- "$forge_bwrap_data" || forge_warn "cannot remove $forge_bwrap_data"
+	fi
 	forge_rm_tree "$forge_bwrap_dir"
 	forge_sandbox_unregister "$1"
 }

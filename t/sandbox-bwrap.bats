@@ -21,6 +21,8 @@ teardown() {
 	# Whatever a test left running goes with the sandbox.
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
 	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
+	[ -z "${OWNER_REPO:-}" ] || forge-sandbox rm "$OWNER_REPO" >/dev/null 2>&1 || :
+	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
 	forge_test_teardown
 }
 
@@ -167,6 +169,20 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	run in_sandbox sh -c 'grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status'
 	assert_line --regexp '^Seccomp:[[:space:]]+2$'
 	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+}
+
+@test "the seccomp filter: io_uring, keys, bpf, perf, namespaces, mount and TIOCSTI denied; clone3 is ENOSYS; fork works" {
+	forge-sandbox up >/dev/null
+	# The build tree is not mounted: the probe goes into the worktree.
+	cp "$abs_top_builddir/t/seccomp-probe" "$REPO/"
+	run in_sandbox ./seccomp-probe </dev/null
+	assert_success
+	for call in io_uring_setup keyctl add_key request_key bpf perf_event_open unshare-user unshare-mount \
+		clone-newnet clone-newuser mount ioctl-tiocsti ioctl-tiocsti-high; do
+		assert_line "$call EPERM"
+	done
+	assert_line 'clone3 ENOSYS'
+	assert_line 'plain-fork allowed'
 }
 
 @test "memory limit: a command above sandbox.resources.memory is killed (137)" {
@@ -330,4 +346,35 @@ as_nobody() {
 	assert_success
 	run alive "$pid"
 	assert_failure
+}
+
+@test "root starting another user's worktree: the sandbox runs as that owner, with its folders in the owner's home" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	OWNER=forge-t$$
+	chmod 755 "$SCRATCH"
+	useradd -M -d "$SCRATCH/owner" -s /bin/sh "$OWNER"
+	mkdir -p "$SCRATCH/owner"
+	make_repo "$SCRATCH/owner/repo"
+	chown -R "$OWNER:" "$SCRATCH/owner"
+	# git refuses a repository another user owns unless told.
+	git config --global safe.directory '*'
+	OWNER_REPO=$SCRATCH/owner/repo
+	owner_name=$(expected_name "$OWNER_REPO")
+	run --separate-stderr forge-sandbox up "$OWNER_REPO"
+	assert_success
+	cd "$OWNER_REPO"
+	run forge-sandbox exec -- sh -c 'id -u; echo x >by-owner'
+	assert_success
+	assert_output 1000
+	[ "$(stat -c %U "$OWNER_REPO/by-owner")" = "$OWNER" ]
+	# Its init is the owner's process on the host, not root's.
+	pid=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$owner_name/pid")
+	[ "$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")" = "$(id -u "$OWNER")" ]
+	[ "$(stat -c %U "$SCRATCH/owner/.local/state/forge/bwrap/$owner_name/home")" = "$OWNER" ]
+	run forge-sandbox rm "$OWNER_REPO"
+	assert_success
+	run alive "$pid"
+	assert_failure
+	[ ! -e "$SCRATCH/owner/.local/state/forge/bwrap/$owner_name" ]
+	[ ! -e "$XDG_STATE_HOME/forge/bwrap/$owner_name" ]
 }
