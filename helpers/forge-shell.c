@@ -463,8 +463,12 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	p = stpcpy(p, cwd) + 1;
 	for (i = 0; i < (size_t)argc; i++)
 		p = stpcpy(p, argv[i]) + 1;
-	for (i = 0; i < envc; i++)
+	for (i = 0; i < envc; i++) {
 		p = stpcpy(p, env[i]) + 1;
+		free(env[i]);
+	}
+	free(env);
+	free(cwd);
 
 	bwrap_sock = bwrap_connect(name, dir);
 	/* No signal is forwarded before the request is whole. */
@@ -505,6 +509,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		bwrap_fail(name, "cannot send the command", strerror(errno));
 	bwrap_send_all(name, bwrap_sock, (const char *)header + n, sizeof header - (size_t)n);
 	bwrap_send_all(name, bwrap_sock, payload, length);
+	free(payload);
 	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
 		bwrap_fail(name, "sigprocmask", strerror(errno));
 
