@@ -378,3 +378,12 @@ as_nobody() {
 	[ ! -e "$SCRATCH/owner/.local/state/forge/bwrap/$owner_name" ]
 	[ ! -e "$XDG_STATE_HOME/forge/bwrap/$owner_name" ]
 }
+
+@test "forge-dockerd-start inside a namespace sandbox says plainly that there is no Docker there (69)" {
+	forge-sandbox up >/dev/null
+	cp "$abs_top_srcdir/container/forge-dockerd-start" "$REPO/"
+	# `false` as the client: no daemon answers, as in any namespace sandbox.
+	run in_sandbox sh -c 'FORGE_DOCKER=false sh ./forge-dockerd-start'
+	assert_failure 69
+	assert_output --partial 'this is a namespace sandbox'
+}
