@@ -526,6 +526,8 @@ forge_bwrap_up() {
 	forge_bwrap_limits_set "$2" "$forge_sp_memory" "$forge_sp_cpus"
 	forge_sandbox_register "$2" "$1"
 	forge_sandbox_record_create "$1" "$2"
+	[ -z "$forge_sandbox_secrets" ] ||
+		forge_warn "sandbox.network.secrets need the egress proxy, which this version does not start: no secret (and no placeholder) is available in $2"
 	case $forge_bwrap_netmode in
 	restricted) forge_warn "egress allow-list: $2 has no network for now (only lo); the egress proxy is not started by this version" ;;
 	open) forge_warn "open egress is not available in the namespace backend yet: $2 has no network (only lo)" ;;

@@ -5,6 +5,7 @@
 # sandbox with `rootfs: host` (no Docker needed) and removes it.
 load test_helper
 load sandbox_helper
+load container-fixtures/docker
 
 setup() {
 	sandbox_setup
@@ -23,6 +24,7 @@ teardown() {
 	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
 	[ -z "${OWNER_REPO:-}" ] || forge-sandbox rm "$OWNER_REPO" >/dev/null 2>&1 || :
 	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
+	[ -z "${IMAGE_TAG:-}" ] || docker rmi "$IMAGE_TAG" >/dev/null 2>&1 || :
 	forge_test_teardown
 }
 
@@ -386,4 +388,33 @@ as_nobody() {
 	run in_sandbox sh -c 'FORGE_DOCKER=false sh ./forge-dockerd-start'
 	assert_failure 69
 	assert_output --partial 'this is a namespace sandbox'
+}
+
+@test "rootfs image: the Docker image exported once into the cache by image ID, its ENV kept, the static init runs in it" {
+	docker_up
+	make_rootfs "$SCRATCH/rootfs"
+	IMAGE_TAG=forge-test-bwrap:$$
+	tar -C "$SCRATCH/rootfs" -c . |
+		docker import --change 'ENV FORGE_IMAGE_ENV=from-image' --change 'ENV PATH=/bin' - "$IMAGE_TAG" >/dev/null
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"exporting $IMAGE_TAG"* ]]
+	id=$(docker image inspect --format '{{.Id}}' "$IMAGE_TAG")
+	[ -x "$HOME/.cache/forge/rootfs/${id#sha256:}/bin/busybox" ]
+	run in_sandbox sh -c 'echo "$FORGE_IMAGE_ENV $(busybox id -u) $HOME"; ls /'
+	assert_success
+	assert_line 'from-image 1000 /opt/forge'
+	# The image's root, not the host's: busybox's /bin, no /usr.
+	refute_line usr
+	run in_sandbox sh -c 'echo x >/bin/planted'
+	assert_failure
+	# Exported once: the next sandbox takes it from the cache.
+	forge-sandbox rm >/dev/null
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *exporting* ]]
+	# plan: the image's folders, from the cache, read-only at the top.
+	run --separate-stderr forge-sandbox plan
+	assert_line "$HOME/.cache/forge/rootfs/${id#sha256:}/bin"
 }
