@@ -418,3 +418,46 @@ as_nobody() {
 	run --separate-stderr forge-sandbox plan
 	assert_line "$HOME/.cache/forge/rootfs/${id#sha256:}/bin"
 }
+
+@test "a sandbox whose init died: ls says stopped, exec fails closed (127), up starts it again" {
+	forge-sandbox up >/dev/null
+	pid=$(init_pid)
+	kill -KILL "$pid"
+	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+	run forge-sandbox ls --json
+	[ "$(jq -r --arg n "$NAME" '.[] | select(.name == $n) | .status' <<<"$output")" = stopped ]
+	run in_sandbox true
+	assert_failure 127
+	assert_output --partial 'refusing to run on the host'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"started $NAME"* ]]
+	run in_sandbox true
+	assert_success
+}
+
+@test "an egress allow-list: only loopback inside, and up says that the proxy is not started" {
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *'only lo'* ]]
+	run in_sandbox sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
+	assert_output lo
+}
+
+@test "auto with neither backend: 69 naming msb and bwrap (msb's doctor answered by the test double, bwrap by a failing one)" {
+	use_stub
+	echo 1 >"$STUB_DIR/doctor.rc"
+	mkdir -p "$SCRATCH/fakebin"
+	printf '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n' >"$SCRATCH/fakebin/bwrap"
+	chmod +x "$SCRATCH/fakebin/bwrap"
+	user_config '{"sandbox": {"bwrap": {"rootfs": "host"}}}'
+	PATH=$SCRATCH/fakebin:$PATH run forge-sandbox plan
+	assert_failure 69
+	assert_output --partial 'no sandbox backend works on this host'
+	assert_output --partial 'msb: unsupported'
+	assert_output --partial 'bwrap: bwrap cannot create user and network namespaces here: bwrap: setting up uid map: Permission denied'
+	PATH=$SCRATCH/fakebin:$PATH run forge-sandbox doctor
+	assert_failure 69
+	assert_output --partial 'bwrap: unavailable'
+}
