@@ -1,18 +1,22 @@
 /*
  * forge-sandbox-init — PID 1 and exec server of a namespace sandbox (SPEC 4.5).
  *
- *   forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--user UID:GID]
- *                            SOCKET FD -- COMMAND...
+ *   forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--keep FD2]...
+ *                            [--user UID:GID] SOCKET FD -- COMMAND...
  *       On the host: creates the owner-only unix socket SOCKET, listening, as
- *       file descriptor FD; joins each cgroup by writing to its cgroup.procs
- *       FILE; keeps the first N of the allowed CPUs; with --user, drops
+ *       file descriptor FD; closes every other descriptor above 2 but the
+ *       FD2s (so no pipe of the caller stays open for as long as the
+ *       sandbox runs, nor reaches inside); joins each cgroup by writing to
+ *       its cgroup.procs FILE; keeps the first N of the allowed CPUs; with
+ *       --user, drops
  *       to UID:GID with no supplementary groups (root starting the sandbox
  *       of another user's worktree); starts a new session; then execs
  *       COMMAND (bwrap ... forge-sandbox-init serve FD), which inherits the
  *       socket. The socket file is never mounted in the sandbox.
  *   forge-sandbox-init serve FD
- *       Inside: PID 1. Reaps every child and runs each request received on
- *       the listening socket FD in its own session and process group.
+ *       Inside: PID 1. Closes every descriptor above 2 but FD; reaps every
+ *       child and runs each request received on the listening socket FD in
+ *       its own session and process group.
  *
  * Wire protocol (one connection per command, native byte order, every
  * length bounded; the client side is forge-shell):
@@ -35,6 +39,7 @@
  *   process group killed (SIGKILL).
  */
 #define _GNU_SOURCE  /* accept4, pipe2, sched_setaffinity, prctl */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -57,11 +62,12 @@
 #include <unistd.h>
 
 static const char USAGE[] =
-	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--user UID:GID]\n"
-	"                                SOCKET FD -- COMMAND...\n"
+	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--keep FD2]...\n"
+	"                                [--user UID:GID] SOCKET FD -- COMMAND...\n"
 	"       forge-sandbox-init serve FD\n"
 	"start (on the host): create the owner-only unix socket SOCKET listening as\n"
-	"file descriptor FD, join the cgroups, keep N CPUs, drop to UID:GID, start a new session and exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
+	"file descriptor FD, close other fds but the FD2s, join the cgroups, keep N\n"
+	"CPUs, drop to UID:GID, start a new session and exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
 	"request received on the socket FD. The wire protocol is in forge-sandbox-init(1).\n";
 
 enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70, EXIT_CANTCREAT = 73, EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
@@ -150,6 +156,37 @@ static void write_all(int fd, const void *buf, size_t len)
 	}
 }
 
+/* The descriptors above 2 that are not in KEEP (N of them), closed. */
+static void close_other_fds(const long *keep, int n)
+{
+	int open_fds[1024], count = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (dir) {
+		struct dirent *e;
+
+		while ((e = readdir(dir)) && count < (int)(sizeof open_fds / sizeof open_fds[0])) {
+			long fd = parse_number(e->d_name, 3, INT_MAX);
+
+			if (fd >= 0 && fd != dirfd(dir))
+				open_fds[count++] = (int)fd;
+		}
+		closedir(dir);
+	} else {
+		/* No /proc: every descriptor a default limit allows. */
+		for (int fd = 3; fd < 1024 && count < 1024; fd++)
+			open_fds[count++] = fd;
+	}
+	for (int i = 0; i < count; i++) {
+		int kept = 0;
+
+		for (int k = 0; k < n; k++)
+			kept |= keep[k] == open_fds[i];
+		if (!kept)
+			close(open_fds[i]);
+	}
+}
+
 /* --- start: on the host --------------------------------------------------- */
 
 static int listen_socket(const char *path)
@@ -227,15 +264,21 @@ static void drop_to(const char *spec)
 
 static int cmd_start(int argc, char **argv)
 {
-	long cpus = 0, target;
+	long cpus = 0, target, keep[17];
 	const char *user = NULL;
-	int i, fd;
+	int i, fd, nkeep = 1;
 
 	for (i = 2; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i += 2) {
 		if (i + 1 >= argc)
 			usage(stderr, EXIT_USAGE);
 		if (strcmp(argv[i], "--cgroup") == 0)
 			continue;  /* joined below, once the arguments are known good */
+		if (strcmp(argv[i], "--keep") == 0) {
+			if (nkeep >= (int)(sizeof keep / sizeof keep[0]) ||
+				(keep[nkeep++] = parse_number(argv[i + 1], 3, 1023)) < 0)
+				die(EXIT_USAGE, "--keep takes at most 16 fds from 3 to 1023, not '%s'", argv[i + 1]);
+			continue;
+		}
 		if (strcmp(argv[i], "--user") == 0) {
 			user = argv[i + 1];
 			continue;
@@ -249,6 +292,10 @@ static int cmd_start(int argc, char **argv)
 	if (target < 0)
 		die(EXIT_USAGE, "FD must be a number from 3 to 1023, not '%s'", argv[i + 1]);
 
+	keep[0] = target;
+	for (int k = 1; k < nkeep; k++)
+		if (keep[k] == target)
+			die(EXIT_USAGE, "--keep %ld: that is FD, where the socket goes", target);
 	fd = listen_socket(argv[i]);
 	if (fd != target) {
 		if (dup2(fd, (int)target) < 0)
@@ -257,6 +304,7 @@ static int cmd_start(int argc, char **argv)
 			die(EXIT_INTERNAL, "close: %s", strerror(errno));
 	} else if (fcntl(fd, F_SETFD, 0) != 0)
 		die(EXIT_INTERNAL, "fcntl: %s", strerror(errno));
+	close_other_fds(keep, nkeep);
 	for (int j = 2; j < i; j += 2)
 		if (strcmp(argv[j], "--cgroup") == 0)
 			join_cgroup(argv[j + 1]);
@@ -518,6 +566,8 @@ static int cmd_serve(int argc, char **argv)
 		die(EXIT_INTERNAL, "prctl: %s", strerror(errno));
 	if (fcntl(listen_fd, F_SETFD, FD_CLOEXEC) != 0)
 		die(EXIT_USAGE, "fd %ld is not open: %s", n, strerror(errno));
+	/* Nothing bwrap or the caller left open reaches the commands. */
+	close_other_fds(&n, 1);
 	/* Received fds must never land on 0-2. */
 	while ((null_fd = open("/dev/null", O_RDWR)) >= 0 && null_fd <= 2) {
 	}

@@ -555,7 +555,7 @@ forge_bwrap_start() {
 		forge_bs_rest=${forge_bs_rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sp_cpus"
+	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd"
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
 	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
 	forge_bs_rest=$forge_bwrap_plan

@@ -461,3 +461,15 @@ as_nobody() {
 	assert_failure 69
 	assert_output --partial 'bwrap: unavailable'
 }
+
+@test "no descriptor of the caller of up reaches the sandbox or stays held by it" {
+	forge-sandbox up 7>"$SCRATCH/held" >/dev/null
+	pid=$(init_pid)
+	run in_sandbox sh -c 'test -e /proc/self/fd/7 && echo leaked; ls /proc/self/fd | sort -n | tr "\n" " "'
+	refute_output --partial leaked
+	for p in "$pid" "$(ps -o ppid= -p "$pid" | tr -d ' ')"; do
+		for f in /proc/"$p"/fd/*; do
+			[ "$(readlink "$f")" != "$SCRATCH/held" ] || fail "process $p holds the caller's descriptor"
+		done
+	done
+}
