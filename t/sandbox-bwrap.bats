@@ -390,9 +390,14 @@ as_nobody() {
 	assert_output --partial 'this is a namespace sandbox'
 }
 
-@test "rootfs image: the Docker image exported once into the cache by image ID, its ENV kept, the static init runs in it" {
+@test "rootfs image: the Docker image exported once into the cache by image ID, its ENV kept, the init runs in it" {
 	docker_up
 	make_rootfs "$SCRATCH/rootfs"
+	# The init is static where musl-gcc is; a sanitizer build's needs its libraries.
+	for lib in $(ldd "$abs_top_builddir/helpers/forge-sandbox-init" 2>/dev/null | grep -o '/[^ ]*' || :); do
+		mkdir -p "$SCRATCH/rootfs${lib%/*}"
+		cp -L "$lib" "$SCRATCH/rootfs$lib"
+	done
 	IMAGE_TAG=forge-test-bwrap:$$
 	tar -C "$SCRATCH/rootfs" -c . |
 		docker import --change 'ENV FORGE_IMAGE_ENV=from-image' --change 'ENV PATH=/bin' - "$IMAGE_TAG" >/dev/null
@@ -472,4 +477,18 @@ as_nobody() {
 			[ "$(readlink "$f")" != "$SCRATCH/held" ] || fail "process $p holds the caller's descriptor"
 		done
 	done
+}
+
+@test "a terminal never goes in: fds 0-2 that are a terminal reach the command as pipes, relayed both ways" {
+	forge-sandbox up >/dev/null
+	export FORGE_SANDBOX_CONTAINER=$NAME
+	printf '%s\n' 'test -t 0 || echo no-tty-in' 'test -t 1 || echo no-tty-out' 'test -t 2 || echo no-tty-err' \
+		'read -r line; echo "got $line"; exit 5' >"$REPO/tty-probe"
+	# script(1) gives forge-shell a terminal for its stdin, stdout and stderr.
+	run script -qec 'forge-shell ./tty-probe' /dev/null < <(sleep 0.5; echo typed-line)
+	assert_failure 5
+	assert_output --partial no-tty-in
+	assert_output --partial no-tty-out
+	assert_output --partial no-tty-err
+	assert_output --partial 'got typed-line'
 }
