@@ -114,7 +114,7 @@ forge_sandbox_backend() {
 # may not exist yet).
 forge_bwrap_cgroups() {
 	forge_bwrap_cgroup_kind= forge_bwrap_cgroup_dirs=
-	forge_bcg_base=${FORGE_CGROUP_ROOT:-/sys/fs/cgroup}
+	forge_bcg_base=/sys/fs/cgroup
 	if [ -f "$forge_bcg_base/cgroup.controllers" ]; then
 		forge_bwrap_cgroup_kind=v2
 		forge_bwrap_cgroup_dirs=$forge_bcg_base/forge/$1'
@@ -290,7 +290,8 @@ forge_bwrap_render_host() {
 			forge_bwrap_add --ro-bind "$forge_brh_e" "$forge_brh_e"
 		fi
 	done
-	for forge_brh_e in hosts resolv.conf nsswitch.conf host.conf ssl ca-certificates ca-certificates.conf \
+	# /etc/ssl/private (host TLS keys) stays out: a root invoker's uid 1000 could read it.
+	for forge_brh_e in hosts resolv.conf nsswitch.conf host.conf ssl/certs ssl/openssl.cnf ca-certificates ca-certificates.conf \
 		alternatives ld.so.cache ld.so.conf ld.so.conf.d localtime timezone mime.types \
 		bash.bashrc profile inputrc environment; do
 		[ -e "/etc/$forge_brh_e" ] && forge_bwrap_add --ro-bind "/etc/$forge_brh_e" "/etc/$forge_brh_e"
@@ -367,6 +368,20 @@ forge_bwrap_render() {
 	fi
 	if [ -f "$forge_br_common/config" ] && [ ! -L "$forge_br_common/config" ]; then
 		forge_bwrap_add --ro-bind "$forge_br_common/config" "$forge_br_common/config"
+	fi
+	# With extensions.worktreeConfig, git also reads config.worktree from the
+	# git dirs (read-write): read-only too, an empty one where none exists.
+	if [ "$(forge_git --git-dir="$forge_br_common" config --file "$forge_br_common/config" --bool extensions.worktreeConfig 2>/dev/null)" = true ]; then
+		forge_br_gitdir=$(forge_git -C "$1" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $1"
+		forge_canon_dir "$forge_br_gitdir" || forge_die 69 "cannot resolve the git dir $forge_br_gitdir"
+		for forge_br_dir in "$forge_br_common" "$forge_canon"; do
+			if [ -f "$forge_br_dir/config.worktree" ] && [ ! -L "$forge_br_dir/config.worktree" ]; then
+				forge_bwrap_add --ro-bind "$forge_br_dir/config.worktree" "$forge_br_dir/config.worktree"
+			else
+				forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$forge_br_dir/config.worktree"
+			fi
+			[ "$forge_canon" != "$forge_br_common" ] || break
+		done
 	fi
 	forge_bwrap_add --ro-bind "$forge_bwrap_init" "$forge_bwrap_init_path"
 
@@ -490,7 +505,8 @@ forge_bwrap_private_dirs() {
 		done
 		chmod 0755 "$1/empty" && chmod 1777 "$1/tmp" &&
 		printf "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" "$2" >"$1/etc/passwd" &&
-		printf "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n" >"$1/etc/group"' sh "$forge_bwrap_data" "$forge_bwrap_home" ||
+		printf "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n" >"$1/etc/group" &&
+		: >"$1/etc/empty"' sh "$forge_bwrap_data" "$forge_bwrap_home" ||
 		forge_die 73 "cannot create the private folders of the sandbox in $forge_bwrap_data"
 }
 

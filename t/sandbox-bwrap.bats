@@ -127,6 +127,13 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	assert_failure
 	run in_sandbox test -e /etc/shadow
 	assert_failure
+	run in_sandbox test -e /etc/ssl/private
+	assert_failure
+	run in_sandbox test -e /etc/sudoers
+	assert_failure
+	# Certificates are there, for TLS.
+	run in_sandbox test -d /etc/ssl/certs
+	assert_success
 	run in_sandbox ls /root
 	assert_failure
 	run in_sandbox sh -c 'echo "$HOME"'
@@ -491,4 +498,17 @@ as_nobody() {
 	assert_output --partial no-tty-out
 	assert_output --partial no-tty-err
 	assert_output --partial 'got typed-line'
+}
+
+@test "with extensions.worktreeConfig, config.worktree is read-only too, also where there was none" {
+	git config extensions.worktreeConfig true
+	forge-sandbox up >/dev/null
+	run in_sandbox git config --worktree core.hooksPath "$REPO/evil"
+	assert_failure
+	run git config --worktree core.hooksPath
+	assert_failure
+	run in_sandbox git config --worktree core.fsmonitor "$REPO/evil"
+	assert_failure
+	run git config core.fsmonitor
+	assert_failure
 }
