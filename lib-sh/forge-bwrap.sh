@@ -510,12 +510,24 @@ forge_bwrap_private_dirs() {
 		forge_die 73 "cannot create the private folders of the sandbox in $forge_bwrap_data"
 }
 
+# forge_bwrap_lock NAME: holds an exclusive lock on NAME's lifecycle (fd 8)
+# until the program exits, so two up, or up and rm, never interleave; 75
+# after 60 s. (forge-sandbox-init start closes fd 8: no sandbox holds it.)
+forge_bwrap_lock() {
+	forge_bwrap_state "$1"
+	(umask 077 && mkdir -p -- "$forge_bwrap_root") || forge_die 73 "cannot create $forge_bwrap_root"
+	[ ! -L "$forge_bwrap_root/$1.lock" ] || forge_die 73 "$forge_bwrap_root/$1.lock is a symlink; refusing to use it"
+	exec 8>>"$forge_bwrap_root/$1.lock" || forge_die 73 "cannot create $forge_bwrap_root/$1.lock"
+	flock -w 60 8 || forge_die 75 "another forge-sandbox is starting or removing $1 (it holds $forge_bwrap_root/$1.lock)"
+}
+
 # forge_bwrap_up ROOT NAME [recreate|restart]: adopts the running namespace
 # sandbox NAME, or starts it (after forge_sandbox_plan and forge_bwrap_render).
 # recreate and restart stop it first (recreate also drops home and /tmp;
 # the cache is kept by both).
 forge_bwrap_up() {
-	forge_bwrap_state "$2"
+	forge_require_tool flock setpriv
+	forge_bwrap_lock "$2"
 	if forge_bwrap_running "$2"; then
 		case ${3:-} in
 		'')
@@ -654,6 +666,8 @@ forge_bwrap_stop() {
 # forge_bwrap_remove NAME: stops NAME and removes its state folder (home,
 # /tmp, cache and all).
 forge_bwrap_remove() {
+	forge_require_tool flock setpriv
+	forge_bwrap_lock "$1"
 	forge_bwrap_stop "$1"
 	forge_bwrap_state "$1"
 	# The private folders, as the user they were made for.

@@ -512,3 +512,16 @@ as_nobody() {
 	run git config core.fsmonitor
 	assert_failure
 }
+
+@test "two up at once: one sandbox, the other adopts it" {
+	forge-sandbox up >"$SCRATCH/up1" 2>&1 &
+	first=$!
+	forge-sandbox up >"$SCRATCH/up2" 2>&1 &
+	second=$!
+	wait "$first"
+	wait "$second"
+	[ "$(grep -c 'started' "$SCRATCH/up1" "$SCRATCH/up2" | awk -F: '{ n += $2 } END { print n }')" = 1 ]
+	[ "$(grep -c 'adopting' "$SCRATCH/up1" "$SCRATCH/up2" | awk -F: '{ n += $2 } END { print n }')" = 1 ]
+	run in_sandbox true
+	assert_success
+}
