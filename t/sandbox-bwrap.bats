@@ -525,3 +525,10 @@ as_nobody() {
 	run in_sandbox true
 	assert_success
 }
+
+@test "forge-shell --exec is for namespace sandboxes only: with an msb sandbox it refuses (127), never the host" {
+	FORGE_SANDBOX_CONTAINER=forge-msb-one run forge-shell --exec touch "$SCRATCH/ran-on-host"
+	assert_failure 127
+	assert_output --partial 'refusing to run on the host'
+	[ ! -e "$SCRATCH/ran-on-host" ]
+}
