@@ -171,9 +171,11 @@ forge_mounts_optional() {
 # forge_mounts_plan ROOT [create]: sets forge_mounts to the sandbox's mounts
 # for the worktree at ROOT (canonical), one "rw PATH" or "ro PATH" line each,
 # in the order they must be given to msb. Reads the configuration extracted
-# by forge_sandbox_config (forge_sandbox_cfg). With "create", a missing
-# scratch directory is created (up); without, nothing on disk changes
-# (plan). Exits 65 when the worktree or a git dir cannot be mounted.
+# by forge_sandbox_config (forge_sandbox_cfg). The plan is data, the same
+# for every backend: each renderer turns it into its own flags. With
+# "create", a missing hooks dir, .forge or scratch directory is created (up);
+# without, nothing on disk changes (plan). Exits 65 when the worktree or a git
+# dir cannot be mounted, 73 when the hooks dir or .forge cannot be protected.
 forge_mounts_plan() {
 	forge_mounts= forge_mounts_reserved= forge_mounts_custom=
 	forge_mounts_must "$1" worktree
@@ -198,11 +200,14 @@ forge_mounts_plan() {
 		forge_mounts_candidate rw "$forge_mp_common" 'git common dir'
 	fi
 
-	# Hooks read-only: nothing in the sandbox may plant a hook the host runs.
-	if forge_canon_dir "$forge_mp_common/hooks"; then
-		forge_mounts_must "$forge_canon" 'git hooks dir'
-		forge_mounts_candidate ro "$forge_canon" 'git hooks dir'
+	# Hooks read-only, always: nothing in the sandbox may plant a hook the
+	# host's git runs. The evidence forge-verify gates on, read-only too:
+	# the agent it gates must not reset its own breaker.
+	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${2:-}"
+	if [ "${2:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
+		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
+	forge_mounts_protect "$1/.forge" 'evidence dir' "${2:-}"
 
 	forge_sandbox_cfg_value projro
 	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
@@ -267,6 +272,31 @@ forge_mounts_plan() {
 		esac
 	done
 	return 0
+}
+
+# forge_mounts_protect PATH WHAT [create]: offers PATH, a folder the
+# sandbox must see and never write (the hooks dir, the worktree's .forge), as
+# a read-only mount, whether it exists or not: a missing one is created empty
+# (with "create", by up; plan only checks that it could be). Its parent is
+# canonical. Exits 73 when PATH cannot be protected: a symbolic link (the
+# sandbox could swap it for a folder of its own), something that is not a
+# folder, or a folder that cannot be created.
+forge_mounts_protect() {
+	if [ -L "$1" ]; then
+		forge_die 73 "cannot protect the $2 $1: it is a symbolic link (refusing to mount it)"
+	fi
+	if [ ! -d "$1" ]; then
+		[ ! -e "$1" ] || forge_die 73 "cannot protect the $2 $1: it is not a folder"
+		if [ "${3:-}" = create ]; then
+			mkdir -- "$1" 2>/dev/null || [ -d "$1" ] ||
+				forge_die 73 "cannot create the $2 $1, which the sandbox must see read-only"
+			[ ! -L "$1" ] || forge_die 73 "cannot protect the $2 $1: it is a symbolic link (refusing to mount it)"
+		elif [ ! -w "${1%/*}" ]; then
+			forge_die 73 "cannot create the $2 $1, which the sandbox must see read-only"
+		fi
+	fi
+	forge_mounts_must "$1" "$2"
+	forge_mounts_candidate ro "$1" "$2"
 }
 
 # forge_mounts_absolute PATH KEY: true for an absolute PATH; warns otherwise.

@@ -17,7 +17,7 @@ scratch() { realpath -m "$TMPDIR/opencode"; }
 	run --separate-stderr forge-sandbox plan
 	assert_success
 	expected=(msb create oc-forge-sandbox:latest --name "$name" --quiet -c 4 -m 8g
-		-v "$REPO:$REPO" -v "$REPO/.git/hooks:$REPO/.git/hooks:ro" -v "$(scratch):$(scratch)"
+		-v "$REPO:$REPO" -v "$REPO/.git/hooks:$REPO/.git/hooks:ro" -v "$REPO/.forge:$REPO/.forge:ro" -v "$(scratch):$(scratch)"
 		--mount-named "$name-docker-data:/var/lib/docker:kind=disk,size=16g"
 		--mount-named "$name-cache-data:/opt/forge/.cache:kind=disk,size=16g")
 	assert_output "$(printf '%s\n' "${expected[@]}")"
@@ -191,7 +191,7 @@ TABLE
 	assert_success
 	mapfile -t plan <<<"$output"
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)")"
+	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$wt/.forge:$wt/.forge:ro" "$(scratch):$(scratch)")"
 	# The linked worktree's own git dir lies inside the common dir: covered.
 	[[ $output != *"$REPO/.git/worktrees"* ]]
 	# The project contains the read-write common dir: a read-only mount of
@@ -209,7 +209,7 @@ TABLE
 	mapfile -t plan <<<"$output"
 	run plan_values -v
 	assert_output "$(printf '%s\n' "$wt:$wt" "$SCRATCH/project.git:$SCRATCH/project.git" \
-		"$SCRATCH/project.git/hooks:$SCRATCH/project.git/hooks:ro" "$(scratch):$(scratch)")"
+		"$SCRATCH/project.git/hooks:$SCRATCH/project.git/hooks:ro" "$wt/.forge:$wt/.forge:ro" "$(scratch):$(scratch)")"
 	[ -z "$stderr" ]
 	run --separate-stderr forge-sandbox plan "$SCRATCH/project"
 	assert_success
@@ -223,7 +223,7 @@ TABLE
 	assert_success
 	mapfile -t plan <<<"$output"
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)")"
+	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$wt/.forge:$wt/.forge:ro" "$(scratch):$(scratch)")"
 	[[ $stderr == *"warning: not mounting project $REPO (ro): it overlaps the rw mount $wt"* ]]
 	# mountProjectReadonly false: no project candidate, no warning.
 	write_config '{"sandbox": {"mountProjectReadonly": false}}'
@@ -231,6 +231,70 @@ TABLE
 	run --separate-stderr forge-sandbox plan "$wt"
 	assert_success
 	[ -z "$stderr" ]
+}
+
+@test "mounts: the hooks dir is read-only even when it does not exist (git init --template=, rm -r .git/hooks)" {
+	make_repo_at() { git init -q --template= "$1" && git -C "$1" commit -q --allow-empty -m initial; }
+	make_repo_at "$SCRATCH/bare-hooks"
+	r=$SCRATCH/bare-hooks
+	[ ! -e "$r/.git/hooks" ]
+	run --separate-stderr forge-sandbox plan "$r"
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_line "$r/.git/hooks:$r/.git/hooks:ro"
+	# plan only names it; it creates nothing.
+	[ ! -e "$r/.git/hooks" ]
+	# A linked worktree of a repository whose hooks dir was removed.
+	rm -r "$REPO/.git/hooks"
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	plan_argv "$SCRATCH/wt"
+	run plan_values -v
+	assert_line "$REPO/.git/hooks:$REPO/.git/hooks:ro"
+}
+
+@test "mounts: a hooks dir or .forge that is a symlink or a file cannot be protected: exit 73, nothing run" {
+	use_stub # the msb test double: it must log no call at all
+	mkdir "$SCRATCH/elsewhere"
+	rm -r .git/hooks
+	ln -s "$SCRATCH/elsewhere" .git/hooks
+	for cmd in plan up; do
+		run forge-sandbox "$cmd"
+		assert_failure 73
+		assert_output --partial "cannot protect the git hooks dir $REPO/.git/hooks: it is a symbolic link"
+	done
+	rm .git/hooks
+	touch .git/hooks
+	run forge-sandbox plan
+	assert_failure 73
+	assert_output --partial "cannot protect the git hooks dir $REPO/.git/hooks: it is not a folder"
+	rm .git/hooks
+	ln -s "$SCRATCH/elsewhere" .forge
+	run forge-sandbox up
+	assert_failure 73
+	assert_output --partial "cannot protect the evidence dir $REPO/.forge: it is a symbolic link"
+	rm .forge
+	touch .forge
+	run forge-sandbox plan
+	assert_failure 73
+	assert_output --partial "cannot protect the evidence dir $REPO/.forge: it is not a folder"
+	[ ! -e "$STUB_DIR/calls" ]
+	# Nothing was written through the link.
+	[ -z "$(ls -A "$SCRATCH/elsewhere")" ]
+}
+
+@test "mounts: the worktree's .forge is read-only in the sandbox, also before it exists; a linked worktree's own" {
+	[ ! -e .forge ]
+	plan_argv
+	run plan_values -v
+	assert_line "$REPO/.forge:$REPO/.forge:ro"
+	[ ! -e .forge ]
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	mkdir "$SCRATCH/wt/.forge"
+	plan_argv "$SCRATCH/wt"
+	run plan_values -v
+	assert_line "$SCRATCH/wt/.forge:$SCRATCH/wt/.forge:ro"
+	refute_line "$REPO/.forge:$REPO/.forge:ro"
 }
 
 @test "mounts: tool output dir read-only when it exists outside the worktree; scratch dir read-write, not created by plan" {
@@ -245,7 +309,7 @@ TABLE
 	write_config "{\"sandbox\": {\"toolOutputDir\": \"$REPO/tools\", \"scratchDir\": \"$REPO/scratch\"}}"
 	plan_argv
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro")"
+	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$REPO/.forge:$REPO/.forge:ro")"
 	# Configured elsewhere, through a symlink: the canonical path.
 	mkdir -p "$SCRATCH/real-scratch"
 	ln -s "$SCRATCH/real-scratch" "$SCRATCH/scratch-link"
@@ -282,7 +346,7 @@ TABLE
 	assert_success
 	mapfile -t plan <<<"$output"
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)" \
+	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$REPO/.forge:$REPO/.forge:ro" "$(scratch):$(scratch)" \
 		"$SCRATCH/ro:$SCRATCH/ro:ro" "$SCRATCH/rw:$SCRATCH/rw" "$SCRATCH/data:$SCRATCH/data:ro" \
 		"$SCRATCH/real:$SCRATCH/real:ro" "$SCRATCH/ext:$SCRATCH/ext:ro")"
 	w() { [[ $stderr == *"warning: $1"* ]] || fail "no warning: $1"$'\n'"$stderr"; }

@@ -49,6 +49,20 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	[ -d "$TMPDIR/opencode" ]
 }
 
+@test "up (stub): a missing hooks dir and .forge are created empty and mounted read-only" {
+	rm -r .git/hooks
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[ -d .git/hooks ] && [ ! -L .git/hooks ]
+	[ -z "$(ls -A .git/hooks)" ]
+	[ -d .forge ] && [ ! -L .forge ]
+	stub_call 4
+	[ "${argv[0]}" = create ]
+	[[ " ${argv[*]} " == *" -v $REPO/.git/hooks:$REPO/.git/hooks:ro "* ]]
+	[[ " ${argv[*]} " == *" -v $REPO/.forge:$REPO/.forge:ro "* ]]
+	[ -z "$(git status --porcelain)" ]
+}
+
 @test "up (stub): the image is not in msb's cache: exit 69 with the exact build-image command, nothing created" {
 	printf '[{"reference":"other:latest"}]\n' >"$STUB_DIR/images.out"
 	write_config '{"sandbox": {"image": "my-image:2"}}'
