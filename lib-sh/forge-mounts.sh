@@ -231,15 +231,15 @@ forge_mounts_plan() {
 	else
 		forge_mp_dir=${TMPDIR:-/tmp}/opencode
 	fi
-	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir; then
+	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir &&
+		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+		forge_mounts_scratch_allowed "$forge_canon"; then
 		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
 			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
 				forge_warn "cannot create the scratch dir $forge_mp_dir"
 		fi
 		if [ "${2:-}" = create ]; then
-			forge_canon_dir "$forge_mp_dir"
-		else
-			forge_canon_future "$forge_mp_dir"
+			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon"
 		fi && ! forge_path_within "$forge_canon" "$1" &&
 			forge_mounts_optional "$forge_canon" 'scratch dir' &&
 			forge_mounts_candidate rw "$forge_canon" 'scratch dir'
@@ -297,6 +297,35 @@ forge_mounts_protect() {
 	fi
 	forge_mounts_must "$1" "$2"
 	forge_mounts_candidate ro "$1" "$2"
+}
+
+# forge_mounts_scratch_allowed PATH: true when the scratch dir PATH
+# (canonical) may be mounted read-write. Like a custom mount, it may not be
+# "/", nor $HOME or a folder containing it (keys, tokens), nor contain a
+# reserved path (the worktree, the git dirs, .forge, ...); otherwise it is
+# skipped with a warning.
+forge_mounts_scratch_allowed() {
+	if [ "$1" = / ]; then
+		forge_warn "sandbox.scratchDir: / is the whole host; not mounted"
+		return 1
+	fi
+	if [ -n "${HOME:-}" ] && forge_canon_dir "$HOME" && forge_path_within "$forge_canon" "$1"; then
+		forge_canon=$1
+		forge_warn "sandbox.scratchDir: $1 is or contains \$HOME; not mounted"
+		return 1
+	fi
+	forge_canon=$1
+	forge_msa_rest=$forge_mounts_reserved
+	while [ -n "$forge_msa_rest" ]; do
+		forge_msa_path=${forge_msa_rest%%'
+'*}
+		forge_msa_rest=${forge_msa_rest#*'
+'}
+		if forge_path_within "$forge_msa_path" "$1"; then
+			forge_warn "sandbox.scratchDir: $1 contains the reserved path $forge_msa_path; not mounted"
+			return 1
+		fi
+	done
 }
 
 # forge_mounts_absolute PATH KEY: true for an absolute PATH; warns otherwise.

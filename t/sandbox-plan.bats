@@ -319,6 +319,33 @@ TABLE
 	assert_line "$SCRATCH/real-scratch:$SCRATCH/real-scratch"
 }
 
+@test "mounts: the scratch dir is never /, \$HOME or a folder containing a reserved path (skipped with a warning)" {
+	mkdir -p "$HOME" "$XDG_DATA_HOME/opencode/tool-output" "$SCRATCH/outer/inner"
+	for dir in / "$HOME" "$HOME/.." "$SCRATCH" "$XDG_DATA_HOME"; do
+		write_config "{\"sandbox\": {\"scratchDir\": $(jq -n --arg d "$dir" '$d')}}"
+		run --separate-stderr forge-sandbox plan
+		assert_success
+		mapfile -t plan <<<"$output"
+		run plan_values -v
+		refute_line '/:/'
+		refute_line "$HOME:$HOME"
+		refute_line --regexp "^$(realpath -m "$dir"):"
+		[[ $stderr == *"warning: sandbox.scratchDir: "*"; not mounted"* ]] || fail "no warning for $dir: $stderr"
+	done
+	[[ $stderr == *"sandbox.scratchDir: $XDG_DATA_HOME contains the reserved path $XDG_DATA_HOME/opencode/tool-output; not mounted"* ]]
+	write_config '{"sandbox": {"scratchDir": "/"}}'
+	run --separate-stderr forge-sandbox plan
+	[[ $stderr == *"warning: sandbox.scratchDir: / is the whole host; not mounted"* ]]
+	write_config "{\"sandbox\": {\"scratchDir\": \"$HOME\"}}"
+	run --separate-stderr forge-sandbox plan
+	[[ $stderr == *"warning: sandbox.scratchDir: $HOME is or contains \$HOME; not mounted"* ]]
+	# An allowed one, not there yet, is still mounted.
+	write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/outer/inner/new\"}}"
+	plan_argv
+	run plan_values -v
+	assert_line "$SCRATCH/outer/inner/new:$SCRATCH/outer/inner/new"
+}
+
 @test "custom mounts: absolute existing directories only, no overlap with reserved or earlier ones; skipped with a reason" {
 	mkdir -p "$SCRATCH/data/sub" "$SCRATCH/ro" "$SCRATCH/rw" "$SCRATCH/ext" "$SCRATCH/co:lon" "$SCRATCH/real"
 	ln -s "$SCRATCH/real" "$SCRATCH/link"
