@@ -412,7 +412,10 @@ forge_sandbox_network() {
 	done
 
 	# The egress allow-list: the allow entries plus the valid secret hosts.
-	forge_sp_entries=
+	# Anything configured under allow or secrets counts, rejected or not: a
+	# typo may narrow egress, never leave it open (SPEC 4.3).
+	set --
+	forge_sp_configured=
 	forge_sp_rest=$forge_sandbox_cfg
 	while [ -n "$forge_sp_rest" ]; do
 		forge_sp_line=${forge_sp_rest%%'
@@ -420,35 +423,47 @@ forge_sandbox_network() {
 		forge_sp_rest=${forge_sp_rest#*'
 '}
 		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag in
-		allow) forge_sp_entries=$forge_sp_entries$forge_cfg_val'
-' ;;
-		X) [ "$forge_cfg_key" != allow ] || forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
+		case $forge_cfg_tag/$forge_cfg_key in
+		allow/*) forge_sp_configured=1; set -- "$@" "$forge_cfg_val" ;;
+		secret/* | X/secret | X/shost) forge_sp_configured=1 ;;
+		X/allow) forge_sp_configured=1; forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
 		esac
 	done
-	forge_sp_entries=$forge_sp_entries$forge_sp_hosts
+	forge_sp_rest=$forge_sp_hosts
+	while [ -n "$forge_sp_rest" ]; do
+		set -- "$@" "${forge_sp_rest%%'
+'*}"
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+	done
 	forge_sp_net= forge_sandbox_egress=
-	if [ -n "$forge_sp_entries" ]; then
-		forge_sp_out=$(printf '%s' "$forge_sp_entries" | "$forge_sp_netrule" 2>&1) ||
+	if [ "$#" -gt 0 ]; then
+		forge_sp_out=$("$forge_sp_netrule" -- "$@" 2>&1) ||
 			forge_die 70 "forge-netrule failed"
 		forge_sandbox_netrule_out "$forge_sp_out" egress
-		if [ -n "$forge_nr_deny" ]; then
-			forge_sp_net='--net-default
+	elif [ -n "$forge_sp_configured" ]; then
+		# Configured, and nothing valid left to pass on.
+		forge_warn "egress: every configured entry was rejected; egress is fully denied"
+		forge_nr_deny=1 forge_nr_rules=
+	else
+		forge_nr_deny=
+	fi
+	if [ -n "$forge_nr_deny" ]; then
+		forge_sp_net='--net-default
 deny
 '
-			forge_sandbox_egress='--net-default deny'
-			forge_sp_rest=$forge_nr_rules
-			while [ -n "$forge_sp_rest" ]; do
-				forge_sp_line=${forge_sp_rest%%'
+		forge_sandbox_egress='--net-default deny'
+		forge_sp_rest=$forge_nr_rules
+		while [ -n "$forge_sp_rest" ]; do
+			forge_sp_line=${forge_sp_rest%%'
 '*}
-				forge_sp_rest=${forge_sp_rest#*'
+			forge_sp_rest=${forge_sp_rest#*'
 '}
-				forge_sp_net="$forge_sp_net--net-rule
+			forge_sp_net="$forge_sp_net--net-rule
 $forge_sp_line
 "
-				forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
-			done
-		fi
+			forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
+		done
 	fi
 
 	# -e NAME for each env name set on the host.

@@ -418,13 +418,42 @@ TABLE
 	[[ $stderr == *"warning: egress: every entry was rejected; egress is fully denied"* ]]
 }
 
-@test "egress: an entry with a newline is rejected before forge-netrule sees it; blanks are dropped" {
+@test "egress: an entry with a newline is rejected before forge-netrule sees it; a blank one is rejected by it" {
 	write_config '{"sandbox": {"network": {"allow": ["ok.example.com", "evil.com\nallow@any", "  "]}}}'
 	run --separate-stderr forge-sandbox plan
 	assert_success
 	mapfile -t plan <<<"$output"
 	[ "$(plan_values --net-rule)" = allow@ok.example.com ]
 	[[ $stderr == *"warning: sandbox.network.allow[1]: contains a newline; rejected"* ]]
+	[[ $stderr == *"warning: egress: rejected '': empty entry"* ]]
+}
+
+@test "egress: a typo never leaves egress open: configured but every entry rejected is --net-default deny (SPEC 4.3)" {
+	export TOKEN=x
+	unset UNSET_TOKEN
+	for net in '{"allow": [""]}' '{"allow": ["  "]}' '{"allow": ["a.example.com\nallow@any"]}' \
+		'{"secrets": [{"env": "TOKEN", "hosts": ["api.github.com:443", "*", "*.com"]}]}' \
+		'{"secrets": [{"env": "TOKEN", "hosts": [""]}]}' \
+		'{"secrets": [{"env": "1BAD", "hosts": ["api.example.com"]}]}' \
+		'{"secrets": [{"env": "", "hosts": ["api.example.com"]}]}' \
+		'{"secrets": [{"env": "TOKEN"}]}' \
+		'{"allow": [], "secrets": [{"env": "A=B", "hosts": ["api.example.com"]}]}'; do
+		write_config "{\"sandbox\": {\"network\": $net}}"
+		run --separate-stderr forge-sandbox plan
+		assert_success
+		mapfile -t plan <<<"$output"
+		[ "$(plan_values --net-default)" = deny ] || fail "$net: no --net-default deny: $output"
+		[ -z "$(plan_values --net-rule)" ]
+		[[ $stderr == *"egress is fully denied"* ]] || fail "$net: no warning: $stderr"
+	done
+	# A '*' allow entry still opens it, whatever the secrets say.
+	write_config '{"sandbox": {"network": {"allow": ["*"], "secrets": [{"env": "TOKEN", "hosts": ["*"]}]}}}'
+	plan_argv
+	[ -z "$(plan_values --net-default)" ]
+	# Nothing configured at all: msb's default (no flags).
+	write_config '{"sandbox": {"network": {"allow": [], "secrets": []}}}'
+	plan_argv
+	[ -z "$(plan_values --net-default)" ]
 }
 
 @test "env: -e NAME for names set on the host; unset ones skipped with a warning; '=', blank and invalid names dropped" {
