@@ -334,6 +334,16 @@ $forge_sandbox_cache_volume:/opt/forge/.cache:kind=disk,size=$forge_sp_cache
 "
 	forge_sandbox_network
 	forge_sandbox_plan=$forge_sandbox_plan$forge_sp_net$forge_sp_env$forge_sp_secret
+
+	# Said now, before any msb call: msb itself fails on it at create or exec.
+	forge_sp_rest=$forge_sandbox_secret_unset
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
+	done
 }
 
 # forge_sandbox_network: the network part of the plan (internal): sets
@@ -617,9 +627,9 @@ forge_sandbox_egress_check() {
 # --- up ----------------------------------------------------------------------------
 
 # forge_sandbox_up ROOT NAME: adopts or creates sandbox NAME for the worktree
-# at ROOT, after forge_sandbox_plan ROOT NAME create. Then prepares the cache
-# disk, converges the secrets and warns about unset secret variables and
-# egress drift. Exits 69 on an msb failure, 75 when the sandbox stays in a
+# at ROOT, after forge_sandbox_plan ROOT NAME create (which warns about unset
+# secret variables). Then prepares the cache disk, converges the secrets and
+# warns about drift from what the sandbox was created with. Exits 69 on an msb failure, 75 when the sandbox stays in a
 # transient state.
 forge_sandbox_up() {
 	forge_msb_require
@@ -667,14 +677,6 @@ forge_sandbox_up() {
 		forge_die 69 "could not prepare the cache disk of $2"
 	fi
 	forge_sandbox_secrets_converge "$2"
-	forge_sp_rest=$forge_sandbox_secret_unset
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; every command in $2 will fail until it is"
-	done
 	return 0
 }
 

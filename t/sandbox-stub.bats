@@ -268,12 +268,22 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	assert_output --partial 'refusing to guess'
 }
 
-@test "up (stub): a configured secret whose host variable is unset: warned about (every exec would fail)" {
+@test "up and plan (stub): a configured secret whose host variable is unset: warned about before any msb call" {
 	unset MISSING_TOKEN
 	write_config '{"sandbox": {"network": {"secrets": [{"env": "MISSING_TOKEN", "hosts": ["api.example.com"]}]}}}'
+	want="warning: secret MISSING_TOKEN: the host variable MISSING_TOKEN is not set; export it in the environment that starts the harness"
 	run --separate-stderr forge-sandbox up
 	assert_success
-	[[ $stderr == *"warning: secret MISSING_TOKEN: the host variable MISSING_TOKEN is not set; every command in $NAME will fail until it is"* ]]
+	[[ $stderr == *"$want"* ]]
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	[[ $stderr == *"$want"* ]]
+	# Before msb is asked anything: here msb's very first answer (doctor) stops up.
+	printf 'error: CPU virtualization is not available\n' >"$STUB_DIR/doctor.err"
+	echo 1 >"$STUB_DIR/doctor.rc"
+	run --separate-stderr forge-sandbox up
+	assert_failure 69
+	[[ $stderr == *"$want"*"host unsupported"* ]]
 }
 
 @test "up/exec (stub): secret values never appear in an argv, the output or a file forge writes" {
