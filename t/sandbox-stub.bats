@@ -508,6 +508,22 @@ EOF
 	[ ! -e ".forge/sandbox/$NAME" ]
 }
 
+@test "up (stub): the create record is never written through a symlinked .forge/sandbox" {
+	mkdir -p "$SCRATCH/elsewhere" .forge
+	ln -s "$SCRATCH/elsewhere" .forge/sandbox
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"warning: cannot record what $NAME is created with"* ]]
+	[ -z "$(ls -A "$SCRATCH/elsewhere")" ]
+	# Nor through a symlinked record or lock.
+	rm .forge/sandbox
+	mkdir .forge/sandbox
+	ln -s "$SCRATCH/elsewhere/target" ".forge/sandbox/$NAME.lock"
+	run --separate-stderr forge-sandbox up
+	[[ $stderr == *"warning: cannot record what $NAME is created with"* ]]
+	[ ! -e "$SCRATCH/elsewhere/target" ]
+}
+
 @test "rm (stub): the sandbox cannot be removed: volumes left alone, exit 69; missing sandbox and volumes are not errors" {
 	ls_says Running
 	echo 'error: permission denied' >"$STUB_DIR/rm.err"
