@@ -209,10 +209,22 @@ forge_mounts_plan() {
 	fi
 	forge_mounts_protect "$1/.forge" 'evidence dir' "${2:-}"
 
+	# The project read-only: it always holds the read-write git common dir
+	# (<project>/.git), and msb cannot mount a folder read-only around a
+	# read-write one (the outer flag wins), so with msb it is never mounted;
+	# the git dir gives the sandbox the project's history. The plan keeps it
+	# in forge_mounts_project_held for a backend that can (and for up's note).
+	forge_mounts_project_held= forge_mounts_project_holds=
 	forge_sandbox_cfg_value projro
 	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
 		[ "$forge_mp_project" != "$1" ] && forge_mounts_optional "$forge_mp_project" 'project'; then
-		forge_mounts_candidate ro "$forge_mp_project" project
+		if forge_mounts_holds_rw "$forge_mp_project"; then
+			forge_mounts_reserved=$forge_mounts_reserved$forge_mp_project'
+'
+			forge_mounts_project_held=$forge_mp_project
+		else
+			forge_mounts_candidate ro "$forge_mp_project" project
+		fi
 	fi
 
 	if forge_sandbox_cfg_value toolout; then
@@ -326,6 +338,24 @@ forge_mounts_scratch_allowed() {
 			return 1
 		fi
 	done
+}
+
+# forge_mounts_holds_rw PATH: true when an accepted read-write mount lies
+# inside PATH (or is PATH); sets forge_mounts_project_holds to the first.
+forge_mounts_holds_rw() {
+	forge_mhr_rest=$forge_mounts
+	while [ -n "$forge_mhr_rest" ]; do
+		forge_mhr_line=${forge_mhr_rest%%'
+'*}
+		forge_mhr_rest=${forge_mhr_rest#*'
+'}
+		[ "${forge_mhr_line%% *}" = rw ] || continue
+		if forge_path_within "${forge_mhr_line#* }" "$1"; then
+			forge_mounts_project_holds=${forge_mhr_line#* }
+			return 0
+		fi
+	done
+	return 1
 }
 
 # forge_mounts_absolute PATH KEY: true for an absolute PATH; warns otherwise.

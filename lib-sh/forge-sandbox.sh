@@ -769,6 +769,9 @@ forge_sandbox_create() {
 	fi
 	forge_sandbox_register "$forge_sc_name" "$forge_sc_root"
 	forge_sandbox_record_create "$forge_sc_root" "$forge_sc_name"
+	# News once, when the mounts are decided; plan and adoption stay quiet.
+	[ -z "$forge_mounts_project_held" ] ||
+		forge_warn "sandbox.mountProjectReadonly: the project $forge_mounts_project_held is not mounted: it holds the read-write $forge_mounts_project_holds, and msb cannot mount a folder read-only around a read-write one; its history is there through git (see forge-sandbox(1))"
 	while :; do
 		set --
 		forge_sc_rest=$forge_sandbox_plan

@@ -63,6 +63,32 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	[ -z "$(git status --porcelain)" ]
 }
 
+@test "up (stub): a worktree outside the project: the read-only project is not mounted, said once at create (mountProjectReadonly)" {
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	cd "$SCRATCH/wt"
+	NAME=$(expected_name "$SCRATCH/wt")
+	want="warning: sandbox.mountProjectReadonly: the project $REPO is not mounted: it holds the read-write $REPO/.git"
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"$want"* ]]
+	stub_call 4
+	[[ " ${argv[*]} " != *" -v $REPO:$REPO:ro "* ]]
+	[[ " ${argv[*]} " == *" -v $REPO/.git:$REPO/.git "* ]]
+	# Not news any more: adoption and plan are quiet.
+	ls_says Running
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *mountProjectReadonly* ]]
+	run --separate-stderr forge-sandbox plan
+	[ -z "$stderr" ]
+	# Not asked for: nothing to say.
+	printf '{"sandbox": {"mountProjectReadonly": false}}\n' >forge.json
+	rm "$STUB_DIR/ls.out"
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *mountProjectReadonly* ]]
+}
+
 @test "up (stub): the image is not in msb's cache: exit 69 with the exact build-image command, nothing created" {
 	printf '[{"reference":"other:latest"}]\n' >"$STUB_DIR/images.out"
 	write_config '{"sandbox": {"image": "my-image:2"}}'
