@@ -192,6 +192,8 @@ obscura_run() {
 	# The global bin dir the image puts on PATH is the one fallow went to.
 	[ "$(env_value PNPM_HOME)" = /opt/forge/.local/share/pnpm ]
 	grep -q 'export PNPM_HOME=/opt/forge/.local/share/pnpm' "$C/Dockerfile"
+	grep -q 'export PATH="${PNPM_HOME}/bin:${PNPM_HOME}:${PATH}"' "$C/Dockerfile"
+	[[ :$(env_value PATH): == *:/opt/forge/.local/share/pnpm/bin:* ]]
 	grep -q 'useradd .*--home-dir /opt/forge' "$C/Dockerfile"
 	grep -q '^ && chmod 0777 /opt/forge \\$' "$C/Dockerfile"
 	grep -q '^COPY AGENTS.md /opt/forge/AGENTS.md$' "$C/Dockerfile"
