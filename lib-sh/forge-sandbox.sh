@@ -312,24 +312,8 @@ $forge_sp_cpus
 -m
 $forge_sp_memory
 "
-	forge_sp_rest=$forge_mounts
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sp_path=${forge_sp_line#* }
-		if [ "${forge_sp_line%% *}" = ro ]; then
-			forge_sandbox_plan="$forge_sandbox_plan-v
-$forge_sp_path:$forge_sp_path:ro
-"
-		else
-			forge_sandbox_plan="$forge_sandbox_plan-v
-$forge_sp_path:$forge_sp_path
-"
-		fi
-	done
-	forge_sandbox_plan="$forge_sandbox_plan--mount-named
+	forge_msb_mount_args "$forge_mounts"
+	forge_sandbox_plan="$forge_sandbox_plan$forge_msb_mount_args--mount-named
 $forge_sandbox_docker_volume:/var/lib/docker:kind=disk,size=$forge_sp_docker
 --mount-named
 $forge_sandbox_cache_volume:/opt/forge/.cache:kind=disk,size=$forge_sp_cache
