@@ -2,11 +2,12 @@
  * forge-netrule — turn an egress allow-list into msb network flags (SPEC 4.3, 5.2).
  *
  * Entries come from the command line, or from stdin one per line. Each is
- * trimmed, blanks are dropped and duplicates (case-insensitive) removed; then
- * either a bare '*' or '**' opens egress completely, or every entry is
- * validated and the valid ones become `--net-rule allow@<entry>` behind
- * `--net-default deny`. A rejected entry is reported and left out: a typo
- * narrows egress, it never widens it.
+ * trimmed and duplicates (case-insensitive) removed; then either a bare '*'
+ * or '**' opens egress completely, or every entry is validated and the valid
+ * ones become `--net-rule allow@<entry>` behind `--net-default deny`. A
+ * rejected entry is reported and left out: a typo narrows egress, it never
+ * widens it. A blank entry is configured too, and rejected: only no entries
+ * at all leave msb's default (no flags).
  *
  * The validation and the list logic are plain functions so that
  * t/netrule-unit.c and t/fuzz-netrule.c can include this file with
@@ -37,7 +38,6 @@ static const char *const progname = "forge-netrule";
 /* Validation of one entry                                                   */
 
 enum netrule_class {
-	NETRULE_BLANK,     /* empty after trimming: dropped silently */
 	NETRULE_WILDCARD,  /* '*' or '**': unrestricted egress */
 	NETRULE_HOST,      /* valid: becomes allow@<lowercased entry> */
 	NETRULE_REJECTED   /* invalid, with a reason */
@@ -160,12 +160,14 @@ static enum netrule_class netrule_classify(const char *s, size_t n, int secret_h
 
 	reason[0] = '\0';
 	if (n == 0)
-		return NETRULE_BLANK;
+		return netrule_reject(reason, "empty entry (a blank entry is rejected, not ignored)");
 	if ((n == 1 && s[0] == '*') || (n == 2 && s[0] == '*' && s[1] == '*')) {
 		if (secret_host)
 			return netrule_reject(reason, "a wildcard cannot be a secret host");
 		return NETRULE_WILDCARD;
 	}
+	if (memchr(s, '\n', n))
+		return netrule_reject(reason, "contains a newline");
 	if (netrule_find(s, n, "://"))
 		return netrule_reject(reason, "looks like a URL (give the bare host name, without a scheme)");
 	if (memchr(s, ',', n))
@@ -283,8 +285,6 @@ static int netrule_list_add(struct netrule_list *list, const char *raw, size_t n
 	char *buf;
 
 	netrule_trim(&raw, &n);
-	if (n == 0)
-		return 0;
 	if (n > (SIZE_MAX - 2) / 2)
 		return -1;
 	buf = malloc(2 * n + 2);
@@ -550,7 +550,7 @@ static int netrule_check_main(const char *entry, int secret_hosts)
 		return 0;
 	fprintf(stderr, "%s: invalid '", progname);
 	netrule_put_quoted(stderr, entry, n);
-	fprintf(stderr, "': %s\n", class == NETRULE_BLANK ? "empty entry" : reason);
+	fprintf(stderr, "': %s\n", reason);
 	return 1;
 }
 

@@ -320,6 +320,8 @@ forge_bwrap_render() {
 	# Every place a mount goes, so the image's folders are left where one must be made.
 	forge_br_dests=$forge_bwrap_home'
 '
+	[ -z "${forge_mounts_project_held:-}" ] || forge_br_dests=$forge_br_dests$forge_mounts_project_held'
+'
 	forge_br_rest=$forge_mounts
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
@@ -346,7 +348,11 @@ forge_bwrap_render() {
 		--bind "$forge_bwrap_data/home" "$forge_bwrap_home" \
 		--bind "$forge_bwrap_data/cache" "$forge_bwrap_home/.cache"
 
-	# The mount plan, at identical paths, in its order (read-only inside read-write).
+	# The project read-only around its read-write git dir, which msb cannot
+	# do (the plan holds it back for a backend that can); then the mount
+	# plan, at identical paths, in its order (read-only inside read-write).
+	[ -z "${forge_mounts_project_held:-}" ] ||
+		forge_bwrap_add --ro-bind "$forge_mounts_project_held" "$forge_mounts_project_held"
 	forge_br_rest=$forge_mounts
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
@@ -360,12 +366,8 @@ forge_bwrap_render() {
 			forge_bwrap_add --bind "$forge_br_path" "$forge_br_path"
 		fi
 	done
-	# Beyond msb: hooks protected even when the plan has no such folder, and
-	# the repository's config, so no core.hooksPath or core.fsmonitor can be
-	# planted for the host's git.
-	if [ ! -d "$forge_br_common/hooks" ]; then
-		forge_bwrap_add --ro-bind "$forge_bwrap_data/empty" "$forge_br_common/hooks"
-	fi
+	# Beyond msb: the repository's config read-only, so no core.hooksPath or
+	# core.fsmonitor can be planted for the host's git.
 	if [ -f "$forge_br_common/config" ] && [ ! -L "$forge_br_common/config" ]; then
 		forge_bwrap_add --ro-bind "$forge_br_common/config" "$forge_br_common/config"
 	fi
@@ -533,7 +535,7 @@ forge_bwrap_up() {
 		'')
 			forge_say "adopting $2 (running)"
 			forge_sandbox_register "$2" "$1"
-			forge_sandbox_egress_check "$1" "$2"
+			forge_sandbox_drift_check "$1" "$2"
 			return 0
 			;;
 		*) forge_bwrap_stop "$2" ;;

@@ -171,9 +171,11 @@ forge_mounts_optional() {
 # forge_mounts_plan ROOT [create]: sets forge_mounts to the sandbox's mounts
 # for the worktree at ROOT (canonical), one "rw PATH" or "ro PATH" line each,
 # in the order they must be given to msb. Reads the configuration extracted
-# by forge_sandbox_config (forge_sandbox_cfg). With "create", a missing
-# scratch directory is created (up); without, nothing on disk changes
-# (plan). Exits 65 when the worktree or a git dir cannot be mounted.
+# by forge_sandbox_config (forge_sandbox_cfg). The plan is data, the same
+# for every backend: each renderer turns it into its own flags. With
+# "create", a missing hooks dir, .forge or scratch directory is created (up);
+# without, nothing on disk changes (plan). Exits 65 when the worktree or a git
+# dir cannot be mounted, 73 when the hooks dir or .forge cannot be protected.
 forge_mounts_plan() {
 	forge_mounts= forge_mounts_reserved= forge_mounts_custom=
 	forge_mounts_must "$1" worktree
@@ -198,16 +200,31 @@ forge_mounts_plan() {
 		forge_mounts_candidate rw "$forge_mp_common" 'git common dir'
 	fi
 
-	# Hooks read-only: nothing in the sandbox may plant a hook the host runs.
-	if forge_canon_dir "$forge_mp_common/hooks"; then
-		forge_mounts_must "$forge_canon" 'git hooks dir'
-		forge_mounts_candidate ro "$forge_canon" 'git hooks dir'
+	# Hooks read-only, always: nothing in the sandbox may plant a hook the
+	# host's git runs. The evidence forge-verify gates on, read-only too:
+	# the agent it gates must not reset its own breaker.
+	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${2:-}"
+	if [ "${2:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
+		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
+	forge_mounts_protect "$1/.forge" 'evidence dir' "${2:-}"
 
+	# The project read-only: it always holds the read-write git common dir
+	# (<project>/.git), and msb cannot mount a folder read-only around a
+	# read-write one (the outer flag wins), so with msb it is never mounted;
+	# the git dir gives the sandbox the project's history. The plan keeps it
+	# in forge_mounts_project_held for a backend that can (and for up's note).
+	forge_mounts_project_held= forge_mounts_project_holds=
 	forge_sandbox_cfg_value projro
 	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
 		[ "$forge_mp_project" != "$1" ] && forge_mounts_optional "$forge_mp_project" 'project'; then
-		forge_mounts_candidate ro "$forge_mp_project" project
+		if forge_mounts_holds_rw "$forge_mp_project"; then
+			forge_mounts_reserved=$forge_mounts_reserved$forge_mp_project'
+'
+			forge_mounts_project_held=$forge_mp_project
+		else
+			forge_mounts_candidate ro "$forge_mp_project" project
+		fi
 	fi
 
 	if forge_sandbox_cfg_value toolout; then
@@ -226,15 +243,15 @@ forge_mounts_plan() {
 	else
 		forge_mp_dir=${TMPDIR:-/tmp}/opencode
 	fi
-	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir; then
+	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir &&
+		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+		forge_mounts_scratch_allowed "$forge_canon"; then
 		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
 			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
 				forge_warn "cannot create the scratch dir $forge_mp_dir"
 		fi
 		if [ "${2:-}" = create ]; then
-			forge_canon_dir "$forge_mp_dir"
-		else
-			forge_canon_future "$forge_mp_dir"
+			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon"
 		fi && ! forge_path_within "$forge_canon" "$1" &&
 			forge_mounts_optional "$forge_canon" 'scratch dir' &&
 			forge_mounts_candidate rw "$forge_canon" 'scratch dir'
@@ -267,6 +284,78 @@ forge_mounts_plan() {
 		esac
 	done
 	return 0
+}
+
+# forge_mounts_protect PATH WHAT [create]: offers PATH, a folder the
+# sandbox must see and never write (the hooks dir, the worktree's .forge), as
+# a read-only mount, whether it exists or not: a missing one is created empty
+# (with "create", by up; plan only checks that it could be). Its parent is
+# canonical. Exits 73 when PATH cannot be protected: a symbolic link (the
+# sandbox could swap it for a folder of its own), something that is not a
+# folder, or a folder that cannot be created.
+forge_mounts_protect() {
+	if [ -L "$1" ]; then
+		forge_die 73 "cannot protect the $2 $1: it is a symbolic link (refusing to mount it)"
+	fi
+	if [ ! -d "$1" ]; then
+		[ ! -e "$1" ] || forge_die 73 "cannot protect the $2 $1: it is not a folder"
+		if [ "${3:-}" = create ]; then
+			mkdir -- "$1" 2>/dev/null || [ -d "$1" ] ||
+				forge_die 73 "cannot create the $2 $1, which the sandbox must see read-only"
+			[ ! -L "$1" ] || forge_die 73 "cannot protect the $2 $1: it is a symbolic link (refusing to mount it)"
+		elif [ ! -w "${1%/*}" ]; then
+			forge_die 73 "cannot create the $2 $1, which the sandbox must see read-only"
+		fi
+	fi
+	forge_mounts_must "$1" "$2"
+	forge_mounts_candidate ro "$1" "$2"
+}
+
+# forge_mounts_scratch_allowed PATH: true when the scratch dir PATH
+# (canonical) may be mounted read-write. Like a custom mount, it may not be
+# "/", nor $HOME or a folder containing it (keys, tokens), nor contain a
+# reserved path (the worktree, the git dirs, .forge, ...); otherwise it is
+# skipped with a warning.
+forge_mounts_scratch_allowed() {
+	if [ "$1" = / ]; then
+		forge_warn "sandbox.scratchDir: / is the whole host; not mounted"
+		return 1
+	fi
+	if [ -n "${HOME:-}" ] && forge_canon_dir "$HOME" && forge_path_within "$forge_canon" "$1"; then
+		forge_canon=$1
+		forge_warn "sandbox.scratchDir: $1 is or contains \$HOME; not mounted"
+		return 1
+	fi
+	forge_canon=$1
+	forge_msa_rest=$forge_mounts_reserved
+	while [ -n "$forge_msa_rest" ]; do
+		forge_msa_path=${forge_msa_rest%%'
+'*}
+		forge_msa_rest=${forge_msa_rest#*'
+'}
+		if forge_path_within "$forge_msa_path" "$1"; then
+			forge_warn "sandbox.scratchDir: $1 contains the reserved path $forge_msa_path; not mounted"
+			return 1
+		fi
+	done
+}
+
+# forge_mounts_holds_rw PATH: true when an accepted read-write mount lies
+# inside PATH (or is PATH); sets forge_mounts_project_holds to the first.
+forge_mounts_holds_rw() {
+	forge_mhr_rest=$forge_mounts
+	while [ -n "$forge_mhr_rest" ]; do
+		forge_mhr_line=${forge_mhr_rest%%'
+'*}
+		forge_mhr_rest=${forge_mhr_rest#*'
+'}
+		[ "${forge_mhr_line%% *}" = rw ] || continue
+		if forge_path_within "${forge_mhr_line#* }" "$1"; then
+			forge_mounts_project_holds=${forge_mhr_line#* }
+			return 0
+		fi
+	done
+	return 1
 }
 
 # forge_mounts_absolute PATH KEY: true for an absolute PATH; warns otherwise.

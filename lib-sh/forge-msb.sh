@@ -35,6 +35,30 @@ forge_msb_missing() {
 	forge_say "then set FORGE_MSB=\$PWD/node_modules/@superradcompany/microsandbox-linux-x64-gnu/bin/msb (or put msb on PATH)"
 }
 
+# forge_msb_mount_args PLAN: sets forge_msb_mount_args to msb's rendering of
+# a mount plan (forge_mounts: "rw PATH" / "ro PATH" lines, backend-neutral):
+# "-v" and "PATH:PATH[:ro]", one argument per line, in the plan's order.
+# Paths msb's -v syntax cannot express never reach a plan.
+forge_msb_mount_args() {
+	forge_msb_mount_args=
+	forge_mma_rest=$1
+	while [ -n "$forge_mma_rest" ]; do
+		forge_mma_line=${forge_mma_rest%%'
+'*}
+		forge_mma_rest=${forge_mma_rest#*'
+'}
+		forge_mma_path=${forge_mma_line#* }
+		case ${forge_mma_line%% *} in
+		ro) forge_msb_mount_args="$forge_msb_mount_args-v
+$forge_mma_path:$forge_mma_path:ro
+" ;;
+		*) forge_msb_mount_args="$forge_msb_mount_args-v
+$forge_mma_path:$forge_mma_path
+" ;;
+		esac
+	done
+}
+
 # forge_msb_doctor: runs "msb doctor" bounded by FORGE_SANDBOX_DOCTOR_TIMEOUT
 # (30) seconds and sets forge_msb_doctor to available (exit 0), missing (no
 # msb), indeterminate (no answer in time) or unsupported (any other exit),

@@ -272,6 +272,7 @@ forge_sandbox_netrule_out() {
 #   forge_sandbox_plan     the argv, one argument per line, "msb" first (no
 #                          argument can contain a newline: those are refused)
 #   forge_sandbox_image    the image reference
+#   forge_sandbox_resources  "cpus=N memory=S dockerDisk=S cacheDisk=S", msb's forms
 #   forge_sandbox_egress   the network flags, one line (the egress record)
 #   forge_sandbox_secrets  the valid secrets as ENV@HOST,... one per line
 #   forge_sandbox_secret_unset  their ENVs unset on the host, one per line
@@ -295,6 +296,7 @@ forge_sandbox_plan() {
 	forge_sandbox_cfg_value cacheDisk || forge_cfg_value=16g
 	forge_size_mib "$forge_cfg_value" sandbox.resources.cacheDisk
 	forge_sp_cache=$forge_size
+	forge_sandbox_resources="cpus=$forge_sp_cpus memory=$forge_sp_memory dockerDisk=$forge_sp_docker cacheDisk=$forge_sp_cache"
 
 	forge_mounts_plan "$1" "${3:-}"
 
@@ -310,30 +312,24 @@ $forge_sp_cpus
 -m
 $forge_sp_memory
 "
-	forge_sp_rest=$forge_mounts
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sp_path=${forge_sp_line#* }
-		if [ "${forge_sp_line%% *}" = ro ]; then
-			forge_sandbox_plan="$forge_sandbox_plan-v
-$forge_sp_path:$forge_sp_path:ro
-"
-		else
-			forge_sandbox_plan="$forge_sandbox_plan-v
-$forge_sp_path:$forge_sp_path
-"
-		fi
-	done
-	forge_sandbox_plan="$forge_sandbox_plan--mount-named
+	forge_msb_mount_args "$forge_mounts"
+	forge_sandbox_plan="$forge_sandbox_plan$forge_msb_mount_args--mount-named
 $forge_sandbox_docker_volume:/var/lib/docker:kind=disk,size=$forge_sp_docker
 --mount-named
 $forge_sandbox_cache_volume:/opt/forge/.cache:kind=disk,size=$forge_sp_cache
 "
 	forge_sandbox_network
 	forge_sandbox_plan=$forge_sandbox_plan$forge_sp_net$forge_sp_env$forge_sp_secret
+
+	# Said now, before any msb call: msb itself fails on it at create or exec.
+	forge_sp_rest=$forge_sandbox_secret_unset
+	while [ -n "$forge_sp_rest" ]; do
+		forge_sp_line=${forge_sp_rest%%'
+'*}
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
+	done
 }
 
 # forge_sandbox_network: the network part of the plan (internal): sets
@@ -412,7 +408,10 @@ forge_sandbox_network() {
 	done
 
 	# The egress allow-list: the allow entries plus the valid secret hosts.
-	forge_sp_entries=
+	# Anything configured under allow or secrets counts, rejected or not: a
+	# typo may narrow egress, never leave it open (SPEC 4.3).
+	set --
+	forge_sp_configured=
 	forge_sp_rest=$forge_sandbox_cfg
 	while [ -n "$forge_sp_rest" ]; do
 		forge_sp_line=${forge_sp_rest%%'
@@ -420,35 +419,47 @@ forge_sandbox_network() {
 		forge_sp_rest=${forge_sp_rest#*'
 '}
 		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag in
-		allow) forge_sp_entries=$forge_sp_entries$forge_cfg_val'
-' ;;
-		X) [ "$forge_cfg_key" != allow ] || forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
+		case $forge_cfg_tag/$forge_cfg_key in
+		allow/*) forge_sp_configured=1; set -- "$@" "$forge_cfg_val" ;;
+		secret/* | X/secret | X/shost) forge_sp_configured=1 ;;
+		X/allow) forge_sp_configured=1; forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
 		esac
 	done
-	forge_sp_entries=$forge_sp_entries$forge_sp_hosts
+	forge_sp_rest=$forge_sp_hosts
+	while [ -n "$forge_sp_rest" ]; do
+		set -- "$@" "${forge_sp_rest%%'
+'*}"
+		forge_sp_rest=${forge_sp_rest#*'
+'}
+	done
 	forge_sp_net= forge_sandbox_egress=
-	if [ -n "$forge_sp_entries" ]; then
-		forge_sp_out=$(printf '%s' "$forge_sp_entries" | "$forge_sp_netrule" 2>&1) ||
+	if [ "$#" -gt 0 ]; then
+		forge_sp_out=$("$forge_sp_netrule" -- "$@" 2>&1) ||
 			forge_die 70 "forge-netrule failed"
 		forge_sandbox_netrule_out "$forge_sp_out" egress
-		if [ -n "$forge_nr_deny" ]; then
-			forge_sp_net='--net-default
+	elif [ -n "$forge_sp_configured" ]; then
+		# Configured, and nothing valid left to pass on.
+		forge_warn "egress: every configured entry was rejected; egress is fully denied"
+		forge_nr_deny=1 forge_nr_rules=
+	else
+		forge_nr_deny=
+	fi
+	if [ -n "$forge_nr_deny" ]; then
+		forge_sp_net='--net-default
 deny
 '
-			forge_sandbox_egress='--net-default deny'
-			forge_sp_rest=$forge_nr_rules
-			while [ -n "$forge_sp_rest" ]; do
-				forge_sp_line=${forge_sp_rest%%'
+		forge_sandbox_egress='--net-default deny'
+		forge_sp_rest=$forge_nr_rules
+		while [ -n "$forge_sp_rest" ]; do
+			forge_sp_line=${forge_sp_rest%%'
 '*}
-				forge_sp_rest=${forge_sp_rest#*'
+			forge_sp_rest=${forge_sp_rest#*'
 '}
-				forge_sp_net="$forge_sp_net--net-rule
+			forge_sp_net="$forge_sp_net--net-rule
 $forge_sp_line
 "
-				forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
-			done
-		fi
+			forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
+		done
 	fi
 
 	# -e NAME for each env name set on the host.
@@ -574,39 +585,94 @@ forge_sandbox_record_file() {
 	forge_sandbox_record=$1/.forge/sandbox/$2
 }
 
-# forge_sandbox_record_create ROOT NAME: records the egress flags and image
-# sandbox NAME is being created with (egress is fixed at create time).
-forge_sandbox_record_create() {
+# forge_sandbox_record_safe ROOT NAME [create]: true when the record file of
+# sandbox NAME may be written or removed: .forge and .forge/sandbox are real
+# folders (with "create", a missing sandbox/ is made), and neither the record
+# nor its lock is a symbolic link. A repository is untrusted: nothing is
+# written or removed through a link out of .forge/.
+# (A local check until the library has one "may forge write here" function.)
+forge_sandbox_record_safe() {
 	forge_sandbox_record_file "$1" "$2"
-	forge_clock
-	if forge_exclude_forge_dir "$1" && mkdir -p -- "$1/.forge/sandbox" 2>/dev/null &&
-		forge_state set "$forge_sandbox_record" "egress=$forge_sandbox_egress" \
-			"image=$forge_sandbox_image" "created=$forge_ts"; then
-		return 0
+	[ ! -L "$1/.forge" ] && [ -d "$1/.forge" ] || return 1
+	[ ! -L "$1/.forge/sandbox" ] || return 1
+	if [ ! -d "$1/.forge/sandbox" ]; then
+		[ "${3:-}" = create ] && [ ! -e "$1/.forge/sandbox" ] || return 1
+		mkdir -- "$1/.forge/sandbox" 2>/dev/null || return 1
+		[ ! -L "$1/.forge/sandbox" ] || return 1
 	fi
-	forge_warn "cannot record the egress rules of $2 in $forge_sandbox_record"
+	[ ! -L "$forge_sandbox_record" ] && [ ! -L "$forge_sandbox_record.lock" ] || return 1
+	[ ! -e "$forge_sandbox_record" ] || [ -f "$forge_sandbox_record" ]
 }
 
-# forge_sandbox_egress_check ROOT NAME: warns when the configured egress
-# flags differ from those sandbox NAME was created with.
-forge_sandbox_egress_check() {
-	forge_sandbox_record_file "$1" "$2"
-	[ -f "$forge_sandbox_record" ] || return 0
-	forge_ec_was=$(forge_state get "$forge_sandbox_record" egress '' 2>/dev/null) || return 0
-	[ "$forge_ec_was" != "$forge_sandbox_egress" ] || return 0
-	forge_warn "the egress rules of $2 differ from the configuration: they are fixed when a sandbox is created (recorded in $forge_sandbox_record); recreate it with: forge-sandbox rm && forge-sandbox up"
-	forge_warn "  created with: ${forge_ec_was:-(no network flags)}"
-	forge_warn "  configured:   ${forge_sandbox_egress:-(no network flags)}"
+# forge_sandbox_record_create ROOT NAME: records what sandbox NAME is being
+# created with, the things fixed at create time: egress flags, image and
+# resources.
+forge_sandbox_record_create() {
+	forge_clock
+	if forge_exclude_forge_dir "$1" && forge_sandbox_record_safe "$1" "$2" create &&
+		forge_state set "$forge_sandbox_record" "egress=$forge_sandbox_egress" \
+			"image=$forge_sandbox_image" "resources=$forge_sandbox_resources" "created=$forge_ts"; then
+		return 0
+	fi
+	forge_warn "cannot record what $2 is created with in $1/.forge/sandbox/$2"
+}
+
+# forge_sandbox_record_remove ROOT NAME: removes sandbox NAME's record.
+forge_sandbox_record_remove() {
+	forge_sandbox_record_safe "$1" "$2" || return 0
+	rm -f -- "$forge_sandbox_record" "$forge_sandbox_record.lock"
+}
+
+# forge_sandbox_drift_check ROOT NAME: warns when the configured egress
+# flags, image or resources differ from those sandbox NAME was created with
+# (all fixed at create time), with how to apply them. Keys a record lacks
+# (an older forge wrote it) are not compared.
+forge_sandbox_drift_check() {
+	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
+	forge_dc_was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
+	forge_dc_said= forge_dc_disk=
+	for forge_dc_key in egress image resources; do
+		case $forge_dc_was in
+		"$forge_dc_key="* | *"
+$forge_dc_key="*) ;;
+		*) continue ;;
+		esac
+		forge_dc_old=$(forge_state get "$forge_sandbox_record" "$forge_dc_key" '' 2>/dev/null) || continue
+		case $forge_dc_key in
+		egress) forge_dc_new=$forge_sandbox_egress ;;
+		image) forge_dc_new=$forge_sandbox_image ;;
+		resources) forge_dc_new=$forge_sandbox_resources ;;
+		esac
+		[ "$forge_dc_old" != "$forge_dc_new" ] || continue
+		if [ -z "$forge_dc_said" ]; then
+			forge_warn "$2 differs from the configuration in what is fixed when a sandbox is created (recorded in $forge_sandbox_record); recreate it with: forge-sandbox up --recreate (keeps the cache and docker volumes)"
+			forge_dc_said=1
+		fi
+		forge_warn "  $forge_dc_key: created with: ${forge_dc_old:-(none)}"
+		forge_warn "  $forge_dc_key: configured:   ${forge_dc_new:-(none)}"
+		if [ "$forge_dc_key" = resources ] &&
+			[ "${forge_dc_old#* * }" != "${forge_dc_new#* * }" ]; then
+			forge_dc_disk=1
+		fi
+	done
+	[ -z "$forge_dc_disk" ] ||
+		forge_warn "  a disk keeps the size its volume was made with: a new dockerDisk or cacheDisk needs forge-sandbox rm (which drops the volumes), then up"
+	return 0
 }
 
 # --- up ----------------------------------------------------------------------------
 
-# forge_sandbox_up ROOT NAME: adopts or creates sandbox NAME for the worktree
-# at ROOT, after forge_sandbox_plan ROOT NAME create. Then prepares the cache
-# disk, converges the secrets and warns about unset secret variables and
-# egress drift. Exits 69 on an msb failure, 75 when the sandbox stays in a
-# transient state.
+# forge_sandbox_up ROOT NAME [recreate|restart]: adopts or creates sandbox
+# NAME for the worktree at ROOT, after forge_sandbox_plan ROOT NAME create
+# (which warns about unset secret variables). With "recreate", an existing
+# sandbox is created anew from the current configuration (msb create
+# --replace), keeping its volumes; with "restart", the secret convergence
+# reboots it (msb modify --restart). Then prepares the cache disk, converges
+# the secrets and warns about drift from what an adopted sandbox was created
+# with. Exits 69 on an msb failure, 75 when the sandbox stays in a transient
+# state.
 forge_sandbox_up() {
+	forge_su_mode=${3:-}
 	forge_msb_require
 	forge_msb_doctor
 	case $forge_msb_doctor in
@@ -627,9 +693,14 @@ forge_sandbox_up() {
 			break
 			;;
 		Running | Stopped | Crashed)
+			if [ "$forge_su_mode" = recreate ]; then
+				forge_sandbox_create "$1" "$2" replace
+				forge_msb_status=
+				break
+			fi
 			forge_say "adopting $2 ($forge_msb_status)"
 			forge_sandbox_register "$2" "$1"
-			forge_sandbox_egress_check "$1" "$2"
+			forge_sandbox_drift_check "$1" "$2"
 			break
 			;;
 		Created | Starting | Draining | Paused)
@@ -651,29 +722,40 @@ forge_sandbox_up() {
 		'chown agent:agent /opt/forge/.cache && chmod 0777 /opt/forge/.cache' </dev/null >&2; then
 		forge_die 69 "could not prepare the cache disk of $2"
 	fi
+	# A reboot only for an adopted sandbox: a new one has just booted.
+	forge_sandbox_restart=
+	[ "$forge_su_mode" != restart ] || [ -z "$forge_msb_status" ] || forge_sandbox_restart=1
 	forge_sandbox_secrets_converge "$2"
-	forge_sp_rest=$forge_sandbox_secret_unset
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; every command in $2 will fail until it is"
-	done
+	if [ -n "$forge_sandbox_secrets_pending" ] && [ "$forge_msb_status" = Running ]; then
+		forge_warn "new secrets ($forge_sandbox_secrets_pending) are bound to $2 from its next start; to reboot it now run: forge-sandbox up --restart (this ends every session and process in it, dockerd included)"
+	fi
 	return 0
 }
 
-# forge_sandbox_create ROOT NAME: creates sandbox NAME from the plan, after
-# checking that the image is in msb's cache (internal to forge_sandbox_up).
-# "already exists" is retried once with --replace.
+# forge_sandbox_create ROOT NAME [replace]: creates sandbox NAME from the
+# plan, after checking that the image is in msb's cache (internal to
+# forge_sandbox_up). "already exists" is retried once with --replace. With
+# "replace", it replaces an existing sandbox at once (msb create --replace),
+# which keeps the named volumes; a configured disk size that differs from
+# an existing volume's is refused first (65), since msb would remove the
+# sandbox and then fail.
 forge_sandbox_create() {
 	forge_sc_root=$1 forge_sc_name=$2
 	forge_msb_image_cached "$forge_sandbox_image" ||
 		forge_die 69 "image $forge_sandbox_image is not in msb's image cache; build it with: forge-sandbox build-image --tag $forge_sandbox_image"
+	forge_sc_replace=
+	if [ "${3:-}" = replace ]; then
+		forge_sandbox_volume_sizes_check "$forge_sc_name"
+		forge_sc_replace=1
+		forge_say "recreating $forge_sc_name from $forge_sandbox_image (msb create --replace; the cache and docker volumes are kept)"
+	else
+		forge_say "creating $forge_sc_name from $forge_sandbox_image"
+	fi
 	forge_sandbox_register "$forge_sc_name" "$forge_sc_root"
 	forge_sandbox_record_create "$forge_sc_root" "$forge_sc_name"
-	forge_say "creating $forge_sc_name from $forge_sandbox_image"
-	forge_sc_replace=
+	# News once, when the mounts are decided; plan and adoption stay quiet.
+	[ -z "$forge_mounts_project_held" ] ||
+		forge_warn "sandbox.mountProjectReadonly: the project $forge_mounts_project_held is not mounted: it holds the read-write $forge_mounts_project_holds, and msb cannot mount a folder read-only around a read-write one; its history is there through git (see forge-sandbox(1))"
 	while :; do
 		set --
 		forge_sc_rest=$forge_sandbox_plan
@@ -706,14 +788,53 @@ forge_sandbox_create() {
 	done
 }
 
+# forge_sandbox_volume_sizes_check NAME: exits 65 when one of NAME's named
+# volumes exists with another size than the plan gives it (a volume keeps
+# the size it was made with). Exits 69 when msb's answer is not a list of
+# volumes.
+forge_sandbox_volume_sizes_check() {
+	forge_sandbox_volumes "$1"
+	forge_vs_json=$("$forge_msb" volume ls --format json </dev/null) ||
+		forge_die 69 "msb volume ls failed"
+	for forge_vs in "docker:$forge_sandbox_docker_volume:$forge_sp_docker:dockerDisk" \
+		"cache:$forge_sandbox_cache_volume:$forge_sp_cache:cacheDisk"; do
+		forge_vs_rest=${forge_vs#*:}
+		forge_vs_name=${forge_vs_rest%%:*}
+		forge_vs_rest=${forge_vs_rest#*:}
+		forge_vs_size=${forge_vs_rest%%:*}
+		forge_vs_key=${forge_vs_rest#*:}
+		case $forge_vs_size in
+		*g) forge_vs_bytes=$((${forge_vs_size%g} * 1073741824)) ;;
+		*) forge_vs_bytes=$((${forge_vs_size%m} * 1048576)) ;;
+		esac
+		# shellcheck disable=SC2016 # a jq program, not shell
+		forge_vs_have=$(printf '%s' "$forge_vs_json" | jq -rs --arg n "$forge_vs_name" '
+			if length == 1 and (.[0] | type) == "array" then
+			  (first(.[0][] | select(type == "object" and .name == $n) | .capacity_bytes) // "none") | tostring
+			else error("bad") end' 2>/dev/null) ||
+			forge_die 69 "msb volume ls --format json did not print a JSON array of volumes; refusing to guess"
+		case $forge_vs_have in
+		none | null | "$forge_vs_bytes") ;;
+		*)
+			forge_die 65 "configuration key sandbox.resources.$forge_vs_key: $forge_vs_size, but the volume $forge_vs_name keeps the size it was made with ($forge_vs_have bytes) across --recreate; set it back, or drop the volumes with forge-sandbox rm, then up"
+			;;
+		esac
+	done
+}
+
 # forge_sandbox_secrets_converge NAME [ENV@HOSTS...]: makes the secrets bound
 # to sandbox NAME the configured ones (forge_sandbox_secrets, or the
 # arguments): msb modify --secret for every configured one (refreshing its
-# value), --secret-rm for bound ones no longer configured, --restart only
-# when a new name is introduced. Nothing runs when nothing is bound or
-# configured.
+# value), --secret-rm for bound ones no longer configured. A new name takes
+# effect at the sandbox's next start (--next-start), or at once when
+# forge_sandbox_restart is 1 (--restart, a reboot: only when the user asked
+# for it); forge_sandbox_secrets_pending is set to the names left for the
+# next start. With forge_sandbox_restart 1 the sandbox is rebooted even when
+# nothing else changes. Nothing runs when nothing is bound or configured and
+# no restart is asked for.
 forge_sandbox_secrets_converge() {
 	forge_scv_name=$1
+	forge_sandbox_secrets_pending=
 	shift
 	if [ "$#" -eq 0 ]; then
 		forge_scv_rest=$forge_sandbox_secrets
@@ -725,10 +846,10 @@ forge_sandbox_secrets_converge() {
 		done
 	fi
 	forge_msb_bound_secrets "$forge_scv_name"
-	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || return 0
+	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || [ -n "${forge_sandbox_restart:-}" ] || return 0
 	forge_scv_conf='
 '
-	forge_scv_restart=
+	forge_scv_new=
 	for forge_scv_s in "$@"; do
 		forge_scv_env=${forge_scv_s%@*}
 		forge_scv_conf=$forge_scv_conf$forge_scv_env'
@@ -737,7 +858,7 @@ forge_sandbox_secrets_converge() {
 		*"
 $forge_scv_env
 "*) ;;
-		*) forge_scv_restart=1 ;;
+		*) forge_scv_new=$forge_scv_new${forge_scv_new:+ }$forge_scv_env ;;
 		esac
 		set -- "$@" --secret "$forge_scv_s"
 		shift
@@ -755,7 +876,12 @@ $forge_scv_env
 		*) set -- "$@" --secret-rm "$forge_scv_env" ;;
 		esac
 	done
-	[ -z "$forge_scv_restart" ] || set -- "$@" --restart
+	if [ -n "${forge_sandbox_restart:-}" ]; then
+		set -- "$@" --restart
+	elif [ -n "$forge_scv_new" ]; then
+		set -- "$@" --next-start
+		forge_sandbox_secrets_pending=$forge_scv_new
+	fi
 	"$forge_msb" modify "$forge_scv_name" "$@" </dev/null >/dev/null ||
 		forge_die 69 "could not update the secrets of $forge_scv_name"
 }

@@ -83,9 +83,9 @@ env_value() {
 	grep -q 'visudo -cf /etc/sudoers.d/agent' "$C/Dockerfile"
 	grep -q "git config --system --add safe.directory '\\*'" "$C/Dockerfile"
 	grep -q '^COPY forge-dockerd-start forge-cache-prune /usr/local/bin/$' "$C/Dockerfile"
-	# The context lets in exactly the two scripts.
+	# The context lets in exactly the two scripts and the agents' note.
 	run grep -v '^#' "$C/.dockerignore"
-	assert_output $'*\n!forge-dockerd-start\n!forge-cache-prune'
+	assert_output $'*\n!forge-dockerd-start\n!forge-cache-prune\n!AGENTS.md'
 	[ -x "$C/forge-dockerd-start" ] && [ -x "$C/forge-cache-prune" ]
 }
 
@@ -97,6 +97,108 @@ env_value() {
 		grep -q -- "$p" "$C/Dockerfile" || fail "Dockerfile lacks $p"
 	done
 	grep -q '^SHELL \["/bin/bash", "-euo", "pipefail", "-c"\]$' "$C/Dockerfile"
+}
+
+# obscura_setup: stubs for the Obscura RUN instruction: uname says x86_64,
+# curl serves a fake release archive (an `obscura` that answers --help) and
+# the release API's answer from $SCRATCH/release.json, logging each URL.
+obscura_setup() {
+	mkdir -p "$SCRATCH/obscura/pkg" "$SCRATCH/bin"
+	printf '#!/bin/sh\necho obscura help\n' >"$SCRATCH/obscura/pkg/obscura"
+	printf '#!/bin/sh\n' >"$SCRATCH/obscura/pkg/obscura-worker"
+	chmod +x "$SCRATCH/obscura/pkg/"*
+	tar -czf "$SCRATCH/obscura/asset.tar.gz" -C "$SCRATCH/obscura/pkg" obscura obscura-worker
+	ASSET_SUM=$(sha256sum <"$SCRATCH/obscura/asset.tar.gz" | cut -c1-64)
+	printf '#!/bin/sh\necho x86_64\n' >"$SCRATCH/stubs/uname"
+	cat >"$SCRATCH/stubs/curl" <<'STUB'
+#!/bin/sh
+out= url=
+while [ "$#" -gt 0 ]; do
+	case $1 in -o) out=$2; shift ;; -*) ;; *) url=$1 ;; esac
+	shift
+done
+echo "$url" >>"$SCRATCH/curl.log"
+case $url in
+https://github.com/h4ckf0r0day/obscura/releases/download/*/obscura-x86_64-linux.tar.gz) cp "$SCRATCH/obscura/asset.tar.gz" "$out" ;;
+https://api.github.com/repos/h4ckf0r0day/obscura/releases/tags/*) cat "$SCRATCH/release.json" ;;
+*) exit 22 ;;
+esac
+STUB
+	chmod +x "$SCRATCH/stubs/uname" "$SCRATCH/stubs/curl"
+	export SCRATCH
+}
+
+# obscura_run [OBSCURA_SHA256]: runs the Dockerfile's Obscura RUN instruction
+# as docker would (continuation lines joined, bash -euo pipefail, the ARGs in
+# the environment), installing into $SCRATCH/bin instead of /usr/local/bin.
+obscura_run() {
+	local script version
+	script=$(awk '/^RUN arch=\$\(uname -m\)/ { on = 1 } on { print; if ($0 !~ /\\$/) exit }' "$C/Dockerfile" |
+		sed -e 's/^RUN //' -e ':a' -e '/\\$/N; s/\\\n//; ta')
+	[ -n "$script" ] || fail "no Obscura RUN instruction"
+	script=${script//\/usr\/local\/bin\//$SCRATCH/bin/}
+	version=$(sed -n 's/^ARG OBSCURA_VERSION=//p' "$C/Dockerfile")
+	rm -f "$SCRATCH/bin/obscura" "$SCRATCH/curl.log"
+	run env PATH="$SCRATCH/stubs:$SCRATCH/bin:$PATH" OBSCURA_VERSION="$version" OBSCURA_SHA256="${1:-}" \
+		bash -euo pipefail -c "$script"
+}
+
+@test "Dockerfile: Obscura, a pinned release, installed only when sha256sum -c accepts it" {
+	grep -q '^ARG OBSCURA_VERSION=v[0-9][0-9.]*$' "$C/Dockerfile"
+	# No checksum is made up: the digest comes from a build argument or the release.
+	grep -q '^ARG OBSCURA_SHA256=$' "$C/Dockerfile"
+	obscura_setup
+	# OBSCURA_SHA256 given and right: installed, the API not asked.
+	obscura_run "$ASSET_SUM"
+	assert_success
+	assert_output --partial 'obscura-x86_64-linux.tar.gz: OK'
+	[ -x "$SCRATCH/bin/obscura" ]
+	[ -x "$SCRATCH/bin/obscura-worker" ]
+	run grep -c api.github.com "$SCRATCH/curl.log"
+	assert_output 0
+	# Given and wrong, or not a digest: nothing installed.
+	for bad in "$(printf '0%.0s' $(seq 64))" abc "$ASSET_SUM "; do
+		obscura_run "$bad"
+		assert_failure
+		[ ! -e "$SCRATCH/bin/obscura" ]
+	done
+	# Not given: the digest GitHub publishes with the release asset.
+	jq -n --arg d "sha256:$ASSET_SUM" '{assets: [{name: "obscura-x86_64-linux.tar.gz", digest: $d}]}' >"$SCRATCH/release.json"
+	obscura_run
+	assert_success
+	[ -x "$SCRATCH/bin/obscura" ]
+	grep -qx "https://api.github.com/repos/h4ckf0r0day/obscura/releases/tags/$(sed -n 's/^ARG OBSCURA_VERSION=//p' "$C/Dockerfile")" "$SCRATCH/curl.log"
+	# A wrong digest, none for this asset, or no digest at all: never installed unverified.
+	for json in "{\"assets\": [{\"name\": \"obscura-x86_64-linux.tar.gz\", \"digest\": \"sha256:$(printf 'f%.0s' $(seq 64))\"}]}" \
+		"{\"assets\": [{\"name\": \"obscura-aarch64-linux.tar.gz\", \"digest\": \"sha256:$ASSET_SUM\"}]}" \
+		'{"assets": [{"name": "obscura-x86_64-linux.tar.gz"}]}' \
+		'{"assets": [{"name": "obscura-x86_64-linux.tar.gz", "digest": null}]}' 'not json'; do
+		printf '%s\n' "$json" >"$SCRATCH/release.json"
+		obscura_run
+		assert_failure
+		[ ! -e "$SCRATCH/bin/obscura" ] || fail "installed with $json"
+	done
+}
+
+@test "Dockerfile: fallow with pnpm, its store outside the cache disk; /opt/forge 0777; the agents' note on forge-cache-prune" {
+	grep -q -- 'pnpm add --global --store-dir /opt/forge/.local/share/pnpm/store fallow' "$C/Dockerfile"
+	run grep -n -- '--store-dir /opt/forge/.cache' "$C/Dockerfile"
+	assert_failure
+	# Installed with the rest, before the cache variables point at the disk.
+	local env_line fallow_line
+	env_line=$(grep -n 'XDG_CACHE_HOME=' "$C/Dockerfile" | head -n 1 | cut -d: -f1)
+	fallow_line=$(grep -n 'pnpm add --global' "$C/Dockerfile" | cut -d: -f1)
+	[ "$fallow_line" -lt "$env_line" ]
+	# The global bin dir the image puts on PATH is the one fallow went to.
+	[ "$(env_value PNPM_HOME)" = /opt/forge/.local/share/pnpm ]
+	grep -q 'export PNPM_HOME=/opt/forge/.local/share/pnpm' "$C/Dockerfile"
+	grep -q 'export PATH="${PNPM_HOME}/bin:${PNPM_HOME}:${PATH}"' "$C/Dockerfile"
+	[[ :$(env_value PATH): == *:/opt/forge/.local/share/pnpm/bin:* ]]
+	grep -q 'useradd .*--home-dir /opt/forge' "$C/Dockerfile"
+	grep -q '^ && chmod 0777 /opt/forge \\$' "$C/Dockerfile"
+	grep -q '^COPY AGENTS.md /opt/forge/AGENTS.md$' "$C/Dockerfile"
+	grep -q 'forge-cache-prune' "$C/AGENTS.md"
+	grep -q 'obscura serve --port 9222' "$C/AGENTS.md"
 }
 
 # --- forge-dockerd-start ---------------------------------------------------

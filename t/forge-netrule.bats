@@ -43,11 +43,35 @@ bats_require_minimum_version 1.5.0
 	assert_output "$want"
 }
 
-@test "entries are trimmed, blanks dropped, and duplicates removed case-insensitively (rules lowercased)" {
-	run --separate-stderr forge-netrule < <(printf '  Example.COM \t\r\n\n   \nexample.com\n\tb.com\r\nB.Com\nEXAMPLE.com\n')
+@test "entries are trimmed, and duplicates removed case-insensitively (rules lowercased)" {
+	run --separate-stderr forge-netrule < <(printf '  Example.COM \t\r\nexample.com\n\tb.com\r\nB.Com\nEXAMPLE.com\n')
 	assert_success
 	assert_output "$(printf '%s\n' '--net-default deny' '--net-rule allow@example.com' '--net-rule allow@b.com')"
 	[ -z "$stderr" ]
+}
+
+@test "a blank entry, or one with a newline, is configured and rejected: deny, never msb's allow-all (SPEC 4.3)" {
+	for blank in '' '  ' $'\t'; do
+		run --separate-stderr forge-netrule "$blank"
+		assert_success
+		assert_output '--net-default deny'
+		[[ $stderr == *"warning: rejected '': empty entry"* ]]
+		[[ $stderr == *'every entry was rejected; egress is fully denied'* ]]
+	done
+	run --separate-stderr forge-netrule $'evil.com\nallow@any'
+	assert_output '--net-default deny'
+	[[ $stderr == *"rejected 'evil.com\\x0aallow@any': contains a newline"* ]]
+	# From stdin, a blank line is a blank entry; it does not hide the valid ones.
+	run --separate-stderr forge-netrule < <(printf 'a.example.com\n\n   \n')
+	assert_output "$(printf '%s\n' '--net-default deny' '--net-rule allow@a.example.com')"
+	run --separate-stderr forge-netrule --json '' '  ' $'x.com\ny.com'
+	assert_success
+	[ "$(jq -c '[.mode, .rules]' <<<"$output")" = '["restricted",[]]' ]
+	[ "$(jq -c '[.rejected[] | [.entry, .reason]]' <<<"$output")" = \
+		'[["","empty entry (a blank entry is rejected, not ignored)"],["x.com\ny.com","contains a newline"]]' ]
+	# As a secret host too.
+	run --separate-stderr forge-netrule --secret-hosts ''
+	assert_output '--net-default deny'
 }
 
 @test "a rejected entry is left out with one warning naming it and the reason; the rest still apply" {
@@ -86,17 +110,11 @@ bats_require_minimum_version 1.5.0
 	assert_output "$(printf '%s\n' '--net-default deny' '--net-rule allow@example.com')"
 }
 
-@test "no entries at all (none given, empty stdin, or only blanks): no output, mode default" {
+@test "no entries at all (none given, or empty stdin): no output, mode default" {
 	run --separate-stderr forge-netrule </dev/null
 	assert_success
 	assert_output ''
 	[ -z "$stderr" ]
-	run --separate-stderr forge-netrule < <(printf '\n  \n\t\n')
-	assert_success
-	assert_output ''
-	run --separate-stderr forge-netrule '' '   '
-	assert_success
-	assert_output ''
 	run --separate-stderr forge-netrule --json </dev/null
 	assert_success
 	[ "$(jq -c . <<<"$output")" = '{"mode":"default","rules":[],"rejected":[]}' ]
@@ -138,7 +156,7 @@ bats_require_minimum_version 1.5.0
 	[[ $stderr == *"label starts with '-'" ]]
 	run --separate-stderr forge-netrule --check '  '
 	assert_failure 1
-	[[ $stderr == *'empty entry' ]]
+	[[ $stderr == *'empty entry ('* ]]
 }
 
 @test "--check takes exactly one entry and no --json (64 otherwise)" {

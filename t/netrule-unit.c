@@ -40,8 +40,10 @@ static const struct classify_case {
 	{ "a-.example.com", ALLOW, NETRULE_HOST, NULL },
 	{ "1.2.3.4", ALLOW, NETRULE_HOST, NULL },
 	{ "xn--caf-dma.com", ALLOW, NETRULE_HOST, NULL },
-	/* blank */
-	{ "", ALLOW, NETRULE_BLANK, NULL },
+	/* blank, or a newline inside: configured, and rejected */
+	{ "", ALLOW, NETRULE_REJECTED, "empty entry" },
+	{ "", SECRET, NETRULE_REJECTED, "empty entry" },
+	{ "a.com\nallow@any", ALLOW, NETRULE_REJECTED, "contains a newline" },
 	/* the wildcard: open, but never for a secret */
 	{ "*", ALLOW, NETRULE_WILDCARD, NULL },
 	{ "**", ALLOW, NETRULE_WILDCARD, NULL },
@@ -61,7 +63,7 @@ static const struct classify_case {
 	/* whitespace inside, '/', a scheme */
 	{ "exa mple.com", ALLOW, NETRULE_REJECTED, "contains whitespace" },
 	{ "example.com\tb.com", ALLOW, NETRULE_REJECTED, "contains whitespace" },
-	{ "a.com\nb.com", ALLOW, NETRULE_REJECTED, "contains whitespace" },
+	{ "a.com\nb.com", ALLOW, NETRULE_REJECTED, "contains a newline" },
 	{ "example.com/path", ALLOW, NETRULE_REJECTED, "contains '/'" },
 	{ "10.0.0.0/8", ALLOW, NETRULE_REJECTED, "contains '/'" },
 	{ "https://example.com", ALLOW, NETRULE_REJECTED, "looks like a URL" },
@@ -250,7 +252,12 @@ static void test_list(void)
 	expect_output(netrule_print_flags, ALLOW, none, "", "no entries: no flags");
 	expect_output(netrule_print_json, ALLOW, none,
 		"{\"mode\":\"default\",\"rules\":[],\"rejected\":[]}\n", "no entries: mode default");
-	expect_output(netrule_print_flags, ALLOW, blanks, "", "blank entries are dropped: no flags");
+	expect_output(netrule_print_flags, ALLOW, blanks, "--net-default deny\n",
+		"blank entries are configured and rejected: deny, never msb's allow-all");
+	expect_output(netrule_print_json, ALLOW, blanks,
+		"{\"mode\":\"restricted\",\"rules\":[],\"rejected\":[{\"entry\":\"\",\"reason\":"
+		"\"empty entry (a blank entry is rejected, not ignored)\"}]}\n",
+		"json: blanks reported once, with the reason");
 	expect_output(netrule_print_flags, ALLOW, valid,
 		"--net-default deny\n--net-rule allow@example.com\n"
 		"--net-rule allow@*.github.com\n--net-rule allow@domain=intranet\n",

@@ -25,20 +25,20 @@ setup_file() {
 	export FORGE_LIBDIR="$abs_top_builddir/lib-sh" FORGE_HELPERDIR="$abs_top_builddir/helpers"
 	make_msb_image "$FILE_DIR/image" forge-test:latest >/dev/null
 	local r pids=()
-	for r in kept gone keepme rmme secrets adopt; do
+	for r in kept gone keepme rmme secrets adopt recreate; do
 		make_repo "$FILE_DIR/repos/$r"
 		printf '%s\n' "$(expected_name "$FILE_DIR/repos/$r")" >"$FILE_DIR/$r.name"
 	done
 	echo forge-orphan-0000abcd >"$FILE_DIR/orphan.name"
 	echo other-sandbox >"$FILE_DIR/other.name"
 	# Records, in parallel: each create fails at boot and leaves it Stopped.
-	for r in kept gone keepme rmme secrets adopt orphan other; do
+	for r in kept gone keepme rmme secrets adopt recreate orphan other; do
 		"$REAL_MSB" create forge-test:latest --name "$(cat "$FILE_DIR/$r.name")" --quiet -m 64M \
 			>"$FILE_DIR/$r.create.log" 2>&1 &
 		pids+=("$!")
 	done
 	wait "${pids[@]}" || :
-	for r in kept gone keepme rmme secrets adopt; do
+	for r in kept gone keepme rmme secrets adopt recreate; do
 		sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_sandbox_register "$1" "$2"' _ \
 			"$(cat "$FILE_DIR/$r.name")" "$FILE_DIR/repos/$r"
 	done
@@ -46,7 +46,7 @@ setup_file() {
 	sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_sandbox_name_of "$1"; forge_sandbox_register "$forge_sandbox_name" "$1"
 		printf "%s\n" "$forge_sandbox_name"' _ "$FILE_DIR/repos/ghost" >"$FILE_DIR/ghost.name"
 	sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_sandbox_register forge-liar-1234abcd /nonexistent/liar'
-	for r in gone rmme ghost; do
+	for r in gone rmme ghost recreate; do
 		for v in docker cache; do
 			"$REAL_MSB" volume create "$(cat "$FILE_DIR/$r.name")-$v-data" --kind disk --size 128M --quiet
 		done
@@ -152,7 +152,7 @@ conforms() {
 	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/data dir/ü\"}, {\"host\": \"$SCRATCH/rw\", \"readonly\": false}, {\"host\": \"$SCRATCH/link\"}]},
 	  \"loop\": {\"allowExternalDirectories\": [\"/usr/share\"]}}"
 	conforms
-	[ "$(plan_values -v | wc -l)" -eq 8 ]
+	[ "$(plan_values -v | wc -l)" -eq 9 ]
 }
 
 @test "conformance (real msb parser): a linked worktree outside the project, and one inside it" {
@@ -160,6 +160,28 @@ conforms() {
 	conforms "$SCRATCH/wt"
 	git worktree add -q .worktrees/inner 2>/dev/null
 	conforms "$REPO/.worktrees/inner"
+}
+
+@test "conformance (real msb parser): no hooks dir yet (git init --template=), .forge read-only, a scratch dir refused" {
+	git init -q --template= "$SCRATCH/bare-hooks"
+	git -C "$SCRATCH/bare-hooks" commit -q --allow-empty -m initial
+	conforms "$SCRATCH/bare-hooks"
+	run plan_values -v
+	assert_line "$SCRATCH/bare-hooks/.git/hooks:$SCRATCH/bare-hooks/.git/hooks:ro"
+	assert_line "$SCRATCH/bare-hooks/.forge:$SCRATCH/bare-hooks/.forge:ro"
+	write_config '{"sandbox": {"scratchDir": "/"}}'
+	conforms
+}
+
+@test "conformance (real msb parser): every configured entry rejected is --net-default deny with no rules" {
+	export TOKEN=x
+	for net in '{"allow": [""]}' '{"allow": ["  "]}' '{"secrets": [{"env": "TOKEN", "hosts": ["api.github.com:443", "*", "*.com"]}]}' \
+		'{"secrets": [{"env": "1BAD", "hosts": ["api.example.com"]}]}'; do
+		write_config "{\"sandbox\": {\"network\": $net}}"
+		conforms
+		[ "$(plan_values --net-default)" = deny ]
+		[ -z "$(plan_values --net-rule)" ]
+	done
 }
 
 @test "conformance (real msb parser): sizes and cpus normalised to what msb accepts" {
@@ -236,7 +258,7 @@ conforms() {
 	assert_output ''
 }
 
-@test "secrets (real msb modify/inspect): converge to the configuration, --restart only for a new name" {
+@test "secrets (real msb modify/inspect): converge to the configuration; a new name at the next start, --restart only when asked" {
 	n=$(name_of secrets)
 	use_real_wrapper
 	export API_TOKEN=value-1 NEW_TOKEN=value-2
@@ -248,11 +270,11 @@ conforms() {
 	bound() { "$REAL_MSB" inspect "$n" --format json | jq -r '[.config.network.secrets.secrets[]?.env_var] | join(" ")'; }
 	converge API_TOKEN@api.example.com
 	run stub_calls
-	assert_output "$(printf '%s\n' "inspect $n --format json" "modify $n --secret API_TOKEN@api.example.com --restart")"
+	assert_output "$(printf '%s\n' "inspect $n --format json" "modify $n --secret API_TOKEN@api.example.com --next-start")"
 	[ "$(bound)" = API_TOKEN ]
 	converge API_TOKEN@api.example.com NEW_TOKEN@new.example.com,other.example.com
 	run stub_calls
-	assert_line --index 1 "modify $n --secret API_TOKEN@api.example.com --secret NEW_TOKEN@new.example.com,other.example.com --restart"
+	assert_line --index 1 "modify $n --secret API_TOKEN@api.example.com --secret NEW_TOKEN@new.example.com,other.example.com --next-start"
 	[ "$(bound)" = 'API_TOKEN NEW_TOKEN' ]
 	converge NEW_TOKEN@new.example.com
 	run stub_calls
@@ -263,6 +285,13 @@ conforms() {
 	converge
 	run stub_calls
 	assert_output "inspect $n --format json"
+	# Asked for: the reboot msb modify --restart.
+	rm -f "$STUB_DIR/calls"
+	run sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_prog=t; forge_msb_find; forge_sandbox_restart=1; forge_sandbox_secrets_converge "$1" API_TOKEN@api.example.com' _ "$n"
+	assert_success
+	run stub_calls
+	assert_line --index 1 "modify $n --secret API_TOKEN@api.example.com --restart"
+	[ "$(bound)" = API_TOKEN ]
 }
 
 @test "up (real msb, doctor probe answered by the wrapper): a missing image fails 69 with the build-image command" {
@@ -321,6 +350,35 @@ conforms() {
 			assert_line --index 4 "${plan[*]:1} --replace"
 		fi
 	fi
+}
+
+@test "up (real msb): an unset secret variable is named before msb's first call, whatever msb then says" {
+	use_real_wrapper
+	unset MISSING_TOKEN
+	write_config '{"sandbox": {"network": {"secrets": [{"env": "MISSING_TOKEN", "hosts": ["api.example.com"]}]}}}'
+	run --separate-stderr forge-sandbox up
+	[[ $stderr == "forge-sandbox: warning: secret MISSING_TOKEN: the host variable MISSING_TOKEN is not set; export it in the environment that starts the harness"* ]]
+}
+
+@test "up --recreate (real msb): replaces the sandbox, keeps both volumes; a disk size the volume does not have is refused first" {
+	n=$(name_of recreate)
+	cd "$FILE_DIR/repos/recreate"
+	use_real_wrapper doctor-ok
+	printf '%s\n' '{"sandbox": {"image": "forge-test:latest", "resources": {"memory": "64m", "cpus": 1, "dockerDisk": "128m", "cacheDisk": "256m"}}}' >forge.json
+	run --separate-stderr forge-sandbox up --recreate
+	[ "$status" -eq 65 ] || fail "up --recreate: exit $status: $stderr"
+	[[ $stderr == *"sandbox.resources.cacheDisk: 256m, but the volume $n-cache-data keeps the size it was made with (134217728 bytes)"* ]]
+	# Nothing was replaced: msb would have removed the sandbox, then failed.
+	run msb_names
+	assert_line "$n"
+	printf '%s\n' '{"sandbox": {"image": "forge-test:latest", "resources": {"memory": "64m", "cpus": 1, "dockerDisk": "128m", "cacheDisk": "128m"}}}' >forge.json
+	plan_argv
+	rm -f "$STUB_DIR/calls"
+	run --separate-stderr forge-sandbox up --recreate
+	run stub_calls
+	assert_line --index 4 "${plan[*]:1} --replace"
+	volumes=$(msb_volumes)
+	[[ $volumes == *"$n-docker-data"* && $volumes == *"$n-cache-data"* ]]
 }
 
 @test "exec (real msb): msb's error and exit status pass through for a sandbox that does not exist" {

@@ -17,7 +17,7 @@ scratch() { realpath -m "$TMPDIR/opencode"; }
 	run --separate-stderr forge-sandbox plan
 	assert_success
 	expected=(msb create oc-forge-sandbox:latest --name "$name" --quiet -c 4 -m 8g
-		-v "$REPO:$REPO" -v "$REPO/.git/hooks:$REPO/.git/hooks:ro" -v "$(scratch):$(scratch)"
+		-v "$REPO:$REPO" -v "$REPO/.git/hooks:$REPO/.git/hooks:ro" -v "$REPO/.forge:$REPO/.forge:ro" -v "$(scratch):$(scratch)"
 		--mount-named "$name-docker-data:/var/lib/docker:kind=disk,size=16g"
 		--mount-named "$name-cache-data:/opt/forge/.cache:kind=disk,size=16g")
 	assert_output "$(printf '%s\n' "${expected[@]}")"
@@ -191,12 +191,14 @@ TABLE
 	assert_success
 	mapfile -t plan <<<"$output"
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)")"
+	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$wt/.forge:$wt/.forge:ro" "$(scratch):$(scratch)")"
 	# The linked worktree's own git dir lies inside the common dir: covered.
 	[[ $output != *"$REPO/.git/worktrees"* ]]
-	# The project contains the read-write common dir: a read-only mount of
-	# it would hide that, so it is dropped with a warning (SPEC 4.2).
-	[[ $stderr == *"warning: not mounting project $REPO (ro): it overlaps the rw mount $REPO/.git"* ]]
+	# The project holds the read-write common dir: msb cannot mount it
+	# read-only around that, so it is not mounted, and plan does not repeat
+	# it on every run (up says it once, at create).
+	[[ $stderr != *"$REPO (ro)"* ]]
+	[ -z "$stderr" ]
 }
 
 @test "mounts: no project mount when git cannot tell the main worktree (separate git dir), nor for the main worktree" {
@@ -209,7 +211,7 @@ TABLE
 	mapfile -t plan <<<"$output"
 	run plan_values -v
 	assert_output "$(printf '%s\n' "$wt:$wt" "$SCRATCH/project.git:$SCRATCH/project.git" \
-		"$SCRATCH/project.git/hooks:$SCRATCH/project.git/hooks:ro" "$(scratch):$(scratch)")"
+		"$SCRATCH/project.git/hooks:$SCRATCH/project.git/hooks:ro" "$wt/.forge:$wt/.forge:ro" "$(scratch):$(scratch)")"
 	[ -z "$stderr" ]
 	run --separate-stderr forge-sandbox plan "$SCRATCH/project"
 	assert_success
@@ -223,14 +225,78 @@ TABLE
 	assert_success
 	mapfile -t plan <<<"$output"
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)")"
-	[[ $stderr == *"warning: not mounting project $REPO (ro): it overlaps the rw mount $wt"* ]]
-	# mountProjectReadonly false: no project candidate, no warning.
+	assert_output "$(printf '%s\n' "$wt:$wt" "$REPO/.git:$REPO/.git" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$wt/.forge:$wt/.forge:ro" "$(scratch):$(scratch)")"
+	[ -z "$stderr" ]
+	# mountProjectReadonly false: no project candidate either.
 	write_config '{"sandbox": {"mountProjectReadonly": false}}'
 	cp forge.json "$wt/forge.json"
 	run --separate-stderr forge-sandbox plan "$wt"
 	assert_success
 	[ -z "$stderr" ]
+}
+
+@test "mounts: the hooks dir is read-only even when it does not exist (git init --template=, rm -r .git/hooks)" {
+	make_repo_at() { git init -q --template= "$1" && git -C "$1" commit -q --allow-empty -m initial; }
+	make_repo_at "$SCRATCH/bare-hooks"
+	r=$SCRATCH/bare-hooks
+	[ ! -e "$r/.git/hooks" ]
+	run --separate-stderr forge-sandbox plan "$r"
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_line "$r/.git/hooks:$r/.git/hooks:ro"
+	# plan only names it; it creates nothing.
+	[ ! -e "$r/.git/hooks" ]
+	# A linked worktree of a repository whose hooks dir was removed.
+	rm -r "$REPO/.git/hooks"
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	plan_argv "$SCRATCH/wt"
+	run plan_values -v
+	assert_line "$REPO/.git/hooks:$REPO/.git/hooks:ro"
+}
+
+@test "mounts: a hooks dir or .forge that is a symlink or a file cannot be protected: exit 73, nothing run" {
+	use_stub # the msb test double: it must log no call at all
+	mkdir "$SCRATCH/elsewhere"
+	rm -r .git/hooks
+	ln -s "$SCRATCH/elsewhere" .git/hooks
+	for cmd in plan up; do
+		run forge-sandbox "$cmd"
+		assert_failure 73
+		assert_output --partial "cannot protect the git hooks dir $REPO/.git/hooks: it is a symbolic link"
+	done
+	rm .git/hooks
+	touch .git/hooks
+	run forge-sandbox plan
+	assert_failure 73
+	assert_output --partial "cannot protect the git hooks dir $REPO/.git/hooks: it is not a folder"
+	rm .git/hooks
+	ln -s "$SCRATCH/elsewhere" .forge
+	run forge-sandbox up
+	assert_failure 73
+	assert_output --partial "cannot protect the evidence dir $REPO/.forge: it is a symbolic link"
+	rm .forge
+	touch .forge
+	run forge-sandbox plan
+	assert_failure 73
+	assert_output --partial "cannot protect the evidence dir $REPO/.forge: it is not a folder"
+	[ ! -e "$STUB_DIR/calls" ]
+	# Nothing was written through the link.
+	[ -z "$(ls -A "$SCRATCH/elsewhere")" ]
+}
+
+@test "mounts: the worktree's .forge is read-only in the sandbox, also before it exists; a linked worktree's own" {
+	[ ! -e .forge ]
+	plan_argv
+	run plan_values -v
+	assert_line "$REPO/.forge:$REPO/.forge:ro"
+	[ ! -e .forge ]
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	mkdir "$SCRATCH/wt/.forge"
+	plan_argv "$SCRATCH/wt"
+	run plan_values -v
+	assert_line "$SCRATCH/wt/.forge:$SCRATCH/wt/.forge:ro"
+	refute_line "$REPO/.forge:$REPO/.forge:ro"
 }
 
 @test "mounts: tool output dir read-only when it exists outside the worktree; scratch dir read-write, not created by plan" {
@@ -245,7 +311,7 @@ TABLE
 	write_config "{\"sandbox\": {\"toolOutputDir\": \"$REPO/tools\", \"scratchDir\": \"$REPO/scratch\"}}"
 	plan_argv
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro")"
+	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$REPO/.forge:$REPO/.forge:ro")"
 	# Configured elsewhere, through a symlink: the canonical path.
 	mkdir -p "$SCRATCH/real-scratch"
 	ln -s "$SCRATCH/real-scratch" "$SCRATCH/scratch-link"
@@ -253,6 +319,33 @@ TABLE
 	plan_argv
 	run plan_values -v
 	assert_line "$SCRATCH/real-scratch:$SCRATCH/real-scratch"
+}
+
+@test "mounts: the scratch dir is never /, \$HOME or a folder containing a reserved path (skipped with a warning)" {
+	mkdir -p "$HOME" "$XDG_DATA_HOME/opencode/tool-output" "$SCRATCH/outer/inner"
+	for dir in / "$HOME" "$HOME/.." "$SCRATCH" "$XDG_DATA_HOME"; do
+		write_config "{\"sandbox\": {\"scratchDir\": $(jq -n --arg d "$dir" '$d')}}"
+		run --separate-stderr forge-sandbox plan
+		assert_success
+		mapfile -t plan <<<"$output"
+		run plan_values -v
+		refute_line '/:/'
+		refute_line "$HOME:$HOME"
+		refute_line --regexp "^$(realpath -m "$dir"):"
+		[[ $stderr == *"warning: sandbox.scratchDir: "*"; not mounted"* ]] || fail "no warning for $dir: $stderr"
+	done
+	[[ $stderr == *"sandbox.scratchDir: $XDG_DATA_HOME contains the reserved path $XDG_DATA_HOME/opencode/tool-output; not mounted"* ]]
+	write_config '{"sandbox": {"scratchDir": "/"}}'
+	run --separate-stderr forge-sandbox plan
+	[[ $stderr == *"warning: sandbox.scratchDir: / is the whole host; not mounted"* ]]
+	write_config "{\"sandbox\": {\"scratchDir\": \"$HOME\"}}"
+	run --separate-stderr forge-sandbox plan
+	[[ $stderr == *"warning: sandbox.scratchDir: $HOME is or contains \$HOME; not mounted"* ]]
+	# An allowed one, not there yet, is still mounted.
+	write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/outer/inner/new\"}}"
+	plan_argv
+	run plan_values -v
+	assert_line "$SCRATCH/outer/inner/new:$SCRATCH/outer/inner/new"
 }
 
 @test "custom mounts: absolute existing directories only, no overlap with reserved or earlier ones; skipped with a reason" {
@@ -282,7 +375,7 @@ TABLE
 	assert_success
 	mapfile -t plan <<<"$output"
 	run plan_values -v
-	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$(scratch):$(scratch)" \
+	assert_output "$(printf '%s\n' "$REPO:$REPO" "$REPO/.git/hooks:$REPO/.git/hooks:ro" "$REPO/.forge:$REPO/.forge:ro" "$(scratch):$(scratch)" \
 		"$SCRATCH/ro:$SCRATCH/ro:ro" "$SCRATCH/rw:$SCRATCH/rw" "$SCRATCH/data:$SCRATCH/data:ro" \
 		"$SCRATCH/real:$SCRATCH/real:ro" "$SCRATCH/ext:$SCRATCH/ext:ro")"
 	w() { [[ $stderr == *"warning: $1"* ]] || fail "no warning: $1"$'\n'"$stderr"; }
@@ -327,13 +420,42 @@ TABLE
 	[[ $stderr == *"warning: egress: every entry was rejected; egress is fully denied"* ]]
 }
 
-@test "egress: an entry with a newline is rejected before forge-netrule sees it; blanks are dropped" {
+@test "egress: an entry with a newline is rejected before forge-netrule sees it; a blank one is rejected by it" {
 	write_config '{"sandbox": {"network": {"allow": ["ok.example.com", "evil.com\nallow@any", "  "]}}}'
 	run --separate-stderr forge-sandbox plan
 	assert_success
 	mapfile -t plan <<<"$output"
 	[ "$(plan_values --net-rule)" = allow@ok.example.com ]
 	[[ $stderr == *"warning: sandbox.network.allow[1]: contains a newline; rejected"* ]]
+	[[ $stderr == *"warning: egress: rejected '': empty entry"* ]]
+}
+
+@test "egress: a typo never leaves egress open: configured but every entry rejected is --net-default deny (SPEC 4.3)" {
+	export TOKEN=x
+	unset UNSET_TOKEN
+	for net in '{"allow": [""]}' '{"allow": ["  "]}' '{"allow": ["a.example.com\nallow@any"]}' \
+		'{"secrets": [{"env": "TOKEN", "hosts": ["api.github.com:443", "*", "*.com"]}]}' \
+		'{"secrets": [{"env": "TOKEN", "hosts": [""]}]}' \
+		'{"secrets": [{"env": "1BAD", "hosts": ["api.example.com"]}]}' \
+		'{"secrets": [{"env": "", "hosts": ["api.example.com"]}]}' \
+		'{"secrets": [{"env": "TOKEN"}]}' \
+		'{"allow": [], "secrets": [{"env": "A=B", "hosts": ["api.example.com"]}]}'; do
+		write_config "{\"sandbox\": {\"network\": $net}}"
+		run --separate-stderr forge-sandbox plan
+		assert_success
+		mapfile -t plan <<<"$output"
+		[ "$(plan_values --net-default)" = deny ] || fail "$net: no --net-default deny: $output"
+		[ -z "$(plan_values --net-rule)" ]
+		[[ $stderr == *"egress is fully denied"* ]] || fail "$net: no warning: $stderr"
+	done
+	# A '*' allow entry still opens it, whatever the secrets say.
+	write_config '{"sandbox": {"network": {"allow": ["*"], "secrets": [{"env": "TOKEN", "hosts": ["*"]}]}}}'
+	plan_argv
+	[ -z "$(plan_values --net-default)" ]
+	# Nothing configured at all: msb's default (no flags).
+	write_config '{"sandbox": {"network": {"allow": [], "secrets": []}}}'
+	plan_argv
+	[ -z "$(plan_values --net-default)" ]
 }
 
 @test "env: -e NAME for names set on the host; unset ones skipped with a warning; '=', blank and invalid names dropped" {

@@ -50,6 +50,46 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	[ -d "$TMPDIR/opencode" ]
 }
 
+@test "up (stub): a missing hooks dir and .forge are created empty and mounted read-only" {
+	rm -r .git/hooks
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[ -d .git/hooks ] && [ ! -L .git/hooks ]
+	[ -z "$(ls -A .git/hooks)" ]
+	[ -d .forge ] && [ ! -L .forge ]
+	stub_call 4
+	[ "${argv[0]}" = create ]
+	[[ " ${argv[*]} " == *" -v $REPO/.git/hooks:$REPO/.git/hooks:ro "* ]]
+	[[ " ${argv[*]} " == *" -v $REPO/.forge:$REPO/.forge:ro "* ]]
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "up (stub): a worktree outside the project: the read-only project is not mounted, said once at create (mountProjectReadonly)" {
+	git worktree add -q "$SCRATCH/wt" 2>/dev/null
+	cd "$SCRATCH/wt"
+	NAME=$(expected_name "$SCRATCH/wt")
+	want="warning: sandbox.mountProjectReadonly: the project $REPO is not mounted: it holds the read-write $REPO/.git"
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"$want"* ]]
+	stub_call 4
+	[[ " ${argv[*]} " != *" -v $REPO:$REPO:ro "* ]]
+	[[ " ${argv[*]} " == *" -v $REPO/.git:$REPO/.git "* ]]
+	# Not news any more: adoption and plan are quiet.
+	ls_says Running
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *mountProjectReadonly* ]]
+	run --separate-stderr forge-sandbox plan
+	[ -z "$stderr" ]
+	# Not asked for: nothing to say.
+	printf '{"sandbox": {"mountProjectReadonly": false}}\n' >forge.json
+	rm "$STUB_DIR/ls.out"
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *mountProjectReadonly* ]]
+}
+
 @test "up (stub): the image is not in msb's cache: exit 69 with the exact build-image command, nothing created" {
 	printf '[{"reference":"other:latest"}]\n' >"$STUB_DIR/images.out"
 	write_config '{"sandbox": {"image": "my-image:2"}}'
@@ -103,22 +143,87 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	[ "$(forge-state get "$XDG_STATE_HOME/forge/sandboxes/$NAME" worktree)" = "$REPO" ]
 }
 
-@test "up (stub): egress fixed at create: adopting with another allow-list warns to recreate; the same one is silent" {
+@test "up (stub): egress, image and resources fixed at create: adopting with others warns to recreate; the same ones are silent" {
 	write_config '{"sandbox": {"network": {"allow": ["a.example.com"]}}}'
 	run forge-sandbox up
 	assert_success
 	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" egress)" = '--net-default deny --net-rule allow@a.example.com' ]
+	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" image)" = oc-forge-sandbox:latest ]
+	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" resources)" = 'cpus=4 memory=8g dockerDisk=16g cacheDisk=16g' ]
 	ls_says Running
 	run --separate-stderr forge-sandbox up
 	assert_success
-	[[ $stderr != *egress* ]]
+	[[ $stderr != *differs* ]]
 	write_config '{"sandbox": {"network": {"allow": ["a.example.com", "b.example.com"]}}}'
 	run --separate-stderr forge-sandbox up
 	assert_success
 	assert_output "$NAME"
-	[[ $stderr == *"warning: the egress rules of $NAME differ from the configuration"* ]]
-	[[ $stderr == *"forge-sandbox rm && forge-sandbox up"* ]]
-	[[ $stderr == *'created with: --net-default deny --net-rule allow@a.example.com'* ]]
+	[[ $stderr == *"warning: $NAME differs from the configuration in what is fixed when a sandbox is created"* ]]
+	[[ $stderr == *"recreate it with: forge-sandbox up --recreate (keeps the cache and docker volumes)"* ]]
+	[[ $stderr == *'egress: created with: --net-default deny --net-rule allow@a.example.com'* ]]
+	[[ $stderr != *'image:'* && $stderr != *'resources:'* ]]
+	# The image and the resources too (not only egress).
+	printf '[{"reference":"other:2"}]\n' >"$STUB_DIR/images.out"
+	write_config '{"sandbox": {"image": "other:2", "resources": {"memory": "4g"}, "network": {"allow": ["a.example.com"]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *'image: created with: oc-forge-sandbox:latest'*'image: configured:   other:2'* ]]
+	[[ $stderr == *'resources: created with: cpus=4 memory=8g dockerDisk=16g cacheDisk=16g'* ]]
+	[[ $stderr == *'resources: configured:   cpus=4 memory=4g dockerDisk=16g cacheDisk=16g'* ]]
+	[[ $stderr != *'egress:'* && $stderr != *'a disk keeps'* ]]
+	# A disk size cannot follow through --recreate: said so.
+	write_config '{"sandbox": {"resources": {"cacheDisk": "32g"}, "network": {"allow": ["a.example.com"]}}}'
+	run --separate-stderr forge-sandbox up
+	[[ $stderr == *'a disk keeps the size its volume was made with'* ]]
+}
+
+@test "up --recreate (stub): msb create --replace with the current plan; volumes kept, record renewed" {
+	ls_says Running
+	write_config '{"sandbox": {"resources": {"memory": "4g"}}}'
+	plan_argv
+	run --separate-stderr forge-sandbox up --recreate
+	assert_success
+	assert_output "$NAME"
+	[[ $stderr == *"recreating $NAME from oc-forge-sandbox:latest (msb create --replace; the cache and docker volumes are kept)"* ]]
+	run stub_calls
+	assert_output "$(printf '%s\n' doctor 'ls --format json' 'images --format json' 'volume ls --format json' \
+		"${plan[*]:1} --replace" "$(prep)" "inspect $NAME --format json")"
+	refute_output --partial 'rm '
+	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" resources)" = 'cpus=4 memory=4g dockerDisk=16g cacheDisk=16g' ]
+	# No sandbox yet: a plain create.
+	rm "$STUB_DIR/calls" "$STUB_DIR/ls.out"
+	run forge-sandbox up --recreate
+	assert_success
+	run stub_calls
+	assert_line --index 3 "${plan[*]:1}"
+}
+
+@test "up --recreate (stub): a disk size that differs from the existing volume's is refused (65) before anything is replaced" {
+	ls_says Stopped
+	printf '[{"name":"%s-docker-data","capacity_bytes":17179869184},{"name":"%s-cache-data","capacity_bytes":17179869184}]\n' \
+		"$NAME" "$NAME" >"$STUB_DIR/volume-ls.out"
+	run forge-sandbox up --recreate
+	assert_success
+	write_config '{"sandbox": {"resources": {"cacheDisk": "32g"}}}'
+	rm "$STUB_DIR/calls"
+	run forge-sandbox up --recreate
+	assert_failure 65
+	assert_output --partial "configuration key sandbox.resources.cacheDisk: 32g, but the volume $NAME-cache-data keeps the size it was made with (17179869184 bytes)"
+	run stub_calls
+	refute_output --partial create
+	printf '{}\n' >"$STUB_DIR/volume-ls.out"
+	run forge-sandbox up --recreate
+	assert_failure 69
+}
+
+@test "up --restart: usage; --recreate and --restart exclude each other" {
+	run forge-sandbox up --recreate --restart
+	assert_failure 64
+	run forge-sandbox up --reboot
+	assert_failure 64
+	run forge-sandbox up --help
+	assert_success
+	assert_output --partial 'forge-sandbox up    [DIR] [--recreate | --restart]'
 }
 
 @test "up (stub): Starting is waited for, then adopted; a sandbox that stays Paused fails with 75 after FORGE_SANDBOX_WAIT" {
@@ -203,14 +308,24 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	[[ $stderr == *"could not prepare the cache disk of $NAME"* ]]
 }
 
-@test "up (stub): secrets converge: --secret for each configured one, --secret-rm for stale ones, --restart only for a new name" {
+@test "up (stub): secrets converge: --secret for each configured one, --secret-rm for stale ones, a new name at the next start" {
 	export TOKEN=t NEW_TOKEN=n
 	ls_says Running
 	write_config '{"sandbox": {"network": {"secrets": [{"env": "TOKEN", "hosts": ["api.example.com"]}]}}}'
-	# Configured, not bound: a new name, so a restart.
+	# Configured, not bound: a new name, bound from the next start; the
+	# running sandbox is not rebooted, and up says how to.
 	bound
-	run forge-sandbox up
+	run --separate-stderr forge-sandbox up
 	assert_success
+	[[ $stderr == *"new secrets (TOKEN) are bound to $NAME from its next start; to reboot it now run: forge-sandbox up --restart"* ]]
+	run stub_calls
+	assert_line --index 4 "modify $NAME --secret TOKEN@api.example.com --next-start"
+	refute_output --partial -- --restart
+	# Asked for: a reboot.
+	rm "$STUB_DIR/calls"
+	run --separate-stderr forge-sandbox up --restart
+	assert_success
+	[[ $stderr != *'next start'* ]]
 	run stub_calls
 	assert_line --index 4 "modify $NAME --secret TOKEN@api.example.com --restart"
 	# Configured and bound: refreshed, no restart.
@@ -227,7 +342,7 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	run forge-sandbox up
 	assert_success
 	run stub_calls
-	assert_line --index 4 "modify $NAME --secret TOKEN@api.example.com --secret NEW_TOKEN@new.example.com,new2.example.com --secret-rm OLD_TOKEN --restart"
+	assert_line --index 4 "modify $NAME --secret TOKEN@api.example.com --secret NEW_TOKEN@new.example.com,new2.example.com --secret-rm OLD_TOKEN --next-start"
 	# Only stale ones: removed, no restart.
 	rm "$STUB_DIR/calls"
 	write_config '{}'
@@ -235,13 +350,24 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	assert_success
 	run stub_calls
 	assert_line --index 4 "modify $NAME --secret-rm TOKEN --secret-rm OLD_TOKEN"
-	# Nothing bound, nothing configured: no modify.
+	# Nothing bound, nothing configured: no modify; unless a reboot is asked for.
 	rm "$STUB_DIR/calls"
 	bound
 	run forge-sandbox up
 	assert_success
 	run stub_calls
 	refute_output --partial modify
+	rm "$STUB_DIR/calls"
+	run forge-sandbox up --restart
+	assert_success
+	run stub_calls
+	assert_line --index 4 "modify $NAME --restart"
+	# A Stopped sandbox: the new name applies at its next start, nothing to say.
+	ls_says Stopped
+	write_config '{"sandbox": {"network": {"secrets": [{"env": "TOKEN", "hosts": ["api.example.com"]}]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *'next start'* ]]
 	# A failing modify fails up.
 	bound OLD_TOKEN
 	echo 1 >"$STUB_DIR/modify.rc"
@@ -255,12 +381,22 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	assert_output --partial 'refusing to guess'
 }
 
-@test "up (stub): a configured secret whose host variable is unset: warned about (every exec would fail)" {
+@test "up and plan (stub): a configured secret whose host variable is unset: warned about before any msb call" {
 	unset MISSING_TOKEN
 	write_config '{"sandbox": {"network": {"secrets": [{"env": "MISSING_TOKEN", "hosts": ["api.example.com"]}]}}}'
+	want="warning: secret MISSING_TOKEN: the host variable MISSING_TOKEN is not set; export it in the environment that starts the harness"
 	run --separate-stderr forge-sandbox up
 	assert_success
-	[[ $stderr == *"warning: secret MISSING_TOKEN: the host variable MISSING_TOKEN is not set; every command in $NAME will fail until it is"* ]]
+	[[ $stderr == *"$want"* ]]
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	[[ $stderr == *"$want"* ]]
+	# Before msb is asked anything: here msb's very first answer (doctor) stops up.
+	printf 'error: CPU virtualization is not available\n' >"$STUB_DIR/doctor.err"
+	echo 1 >"$STUB_DIR/doctor.rc"
+	run --separate-stderr forge-sandbox up
+	assert_failure 69
+	[[ $stderr == *"$want"*"host unsupported"* ]]
 }
 
 @test "up/exec (stub): secret values never appear in an argv, the output or a file forge writes" {
@@ -382,6 +518,39 @@ EOF
 	done
 }
 
+@test "rm (stub): the record is never removed through a symlinked .forge" {
+	mkdir -p "$SCRATCH/elsewhere/sandbox"
+	touch "$SCRATCH/elsewhere/sandbox/$NAME" "$SCRATCH/elsewhere/sandbox/$NAME.lock"
+	ln -s "$SCRATCH/elsewhere" .forge
+	run forge-sandbox rm
+	assert_success
+	[ -f "$SCRATCH/elsewhere/sandbox/$NAME" ]
+	[ -f "$SCRATCH/elsewhere/sandbox/$NAME.lock" ]
+	# A real .forge: removed.
+	rm .forge
+	mkdir -p .forge/sandbox
+	touch ".forge/sandbox/$NAME"
+	run forge-sandbox rm
+	assert_success
+	[ ! -e ".forge/sandbox/$NAME" ]
+}
+
+@test "up (stub): the create record is never written through a symlinked .forge/sandbox" {
+	mkdir -p "$SCRATCH/elsewhere" .forge
+	ln -s "$SCRATCH/elsewhere" .forge/sandbox
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"warning: cannot record what $NAME is created with"* ]]
+	[ -z "$(ls -A "$SCRATCH/elsewhere")" ]
+	# Nor through a symlinked record or lock.
+	rm .forge/sandbox
+	mkdir .forge/sandbox
+	ln -s "$SCRATCH/elsewhere/target" ".forge/sandbox/$NAME.lock"
+	run --separate-stderr forge-sandbox up
+	[[ $stderr == *"warning: cannot record what $NAME is created with"* ]]
+	[ ! -e "$SCRATCH/elsewhere/target" ]
+}
+
 @test "rm (stub): the sandbox cannot be removed: volumes left alone, exit 69; missing sandbox and volumes are not errors" {
 	ls_says Running
 	echo 'error: permission denied' >"$STUB_DIR/rm.err"
@@ -419,5 +588,5 @@ EOF
 	assert_success
 	assert_output "$NAME"
 	run stub_calls
-	assert_line --index 6 "modify $NAME --secret TOKEN@api.example.com --restart"
+	assert_line --index 6 "modify $NAME --secret TOKEN@api.example.com --next-start"
 }
