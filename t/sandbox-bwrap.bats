@@ -23,6 +23,7 @@ teardown() {
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
 	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
 	[ -z "${OWNER_REPO:-}" ] || forge-sandbox rm "$OWNER_REPO" >/dev/null 2>&1 || :
+	[ -z "${LINKED:-}" ] || forge-sandbox rm "$LINKED" >/dev/null 2>&1 || :
 	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
 	[ -z "${IMAGE_TAG:-}" ] || docker rmi "$IMAGE_TAG" >/dev/null 2>&1 || :
 	forge_test_teardown
@@ -531,4 +532,21 @@ as_nobody() {
 	assert_failure 127
 	assert_output --partial 'refusing to run on the host'
 	[ ! -e "$SCRATCH/ran-on-host" ]
+}
+
+@test "a linked worktree: its project read-only around the read-write git dir (what msb cannot mount), commits work" {
+	git -C "$REPO" worktree add -q "$SCRATCH/linked"
+	LINKED=$(cd "$SCRATCH/linked" && pwd -P)
+	cd "$LINKED"
+	forge-sandbox up >/dev/null
+	run forge-sandbox exec -- cat "$REPO/README"
+	assert_output hello
+	run forge-sandbox exec -- sh -c "echo x >>'$REPO/README'"
+	assert_failure
+	assert_output --partial 'Read-only file system'
+	run forge-sandbox exec -- sh -c 'echo change >>README && git -c user.name=a -c user.email=a@b.invalid commit -qam inside && git log -1 --format=%s'
+	assert_success
+	assert_output inside
+	[ "$(git -C "$LINKED" log -1 --format=%s)" = inside ]
+	[ "$(cat "$REPO/README")" = hello ]
 }
