@@ -40,6 +40,32 @@ forge_require_tool() {
 	done
 }
 
+# forge_find_program NAME: sets forge_program to the first NAME on PATH that
+# is an executable regular file, looking in absolute PATH elements only: an
+# empty or relative element (the current directory, maybe a hostile work
+# tree) is skipped, so a program planted there never runs (SPEC 4.4). An
+# unset PATH means /usr/local/bin:/usr/bin:/bin. forge-shell applies the
+# same rule in C. Returns 1 when there is none.
+forge_find_program() {
+	forge_program=
+	forge_fp_path=${PATH-/usr/local/bin:/usr/bin:/bin}
+	while :; do
+		forge_fp_dir=${forge_fp_path%%:*}
+		case $forge_fp_dir in
+		/*)
+			if [ -f "$forge_fp_dir/$1" ] && [ -x "$forge_fp_dir/$1" ]; then
+				forge_program=$forge_fp_dir/$1
+				return 0
+			fi
+			;;
+		esac
+		case $forge_fp_path in
+		*:*) forge_fp_path=${forge_fp_path#*:} ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
 # forge_is_uint VALUE: true for a non-empty string of decimal digits.
 forge_is_uint() {
 	case $1 in '' | *[!0-9]*) return 1 ;; esac
