@@ -579,12 +579,16 @@ forge_sandbox_record_file() {
 forge_sandbox_record_create() {
 	forge_sandbox_record_file "$1" "$2"
 	forge_clock
-	if forge_exclude_forge_dir "$1" && mkdir -p -- "$1/.forge/sandbox" 2>/dev/null &&
+	# .forge/ may come from a hostile clone: forge_state_path's rule first.
+	forge_state_dir=$1/.forge
+	if forge_state_path "$forge_sandbox_record" file && forge_exclude_forge_dir "$1" &&
+		{ [ -d "$1/.forge" ] || mkdir -m 700 -- "$1/.forge" 2>/dev/null; } &&
+		{ [ -d "$1/.forge/sandbox" ] || mkdir -- "$1/.forge/sandbox" 2>/dev/null; } &&
 		forge_state set "$forge_sandbox_record" "egress=$forge_sandbox_egress" \
 			"image=$forge_sandbox_image" "created=$forge_ts"; then
 		return 0
 	fi
-	forge_warn "cannot record the egress rules of $2 in $forge_sandbox_record"
+	forge_warn "cannot record the egress rules of $2 in $forge_sandbox_record${forge_state_refusal:+: $forge_state_refusal}"
 }
 
 # forge_sandbox_egress_check ROOT NAME: warns when the configured egress

@@ -186,6 +186,15 @@ outside_untouched() {
 	done
 }
 
+@test "forge-sandbox's record under a symlinked .forge: refused with a warning, nothing created outside" {
+	hostile_clone .forge ../precious-dir
+	run sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_sandbox_egress= forge_sandbox_image=img &&
+		forge_sandbox_record_create "$PWD" forge-x'
+	assert_success
+	assert_output --partial "cannot record the egress rules of forge-x in $PWD/.forge/sandbox/forge-x: $PWD/.forge is a symbolic link"
+	outside_untouched
+}
+
 @test "symlinks inside .forge/runs are neither followed nor removed by pruning" {
 	forge_test_repo
 	mkdir -p "$SCRATCH/victim" "$SCRATCH/victim2" .forge/runs
