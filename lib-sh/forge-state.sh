@@ -199,13 +199,24 @@ forge_runs_prune() {
 	done
 	[ "$#" -gt 0 ] || return 0
 	forge_runs_kept || return 0
-	for forge_prune_dir in "$@"; do
-		case $forge_runs_kept in *"
-${forge_prune_dir##*/}
+	forge_state_path "$forge_state_dir/runs" dir || return 0
+	forge_prune_root=$(cd -P -- "$forge_state_dir/.." && pwd -P) || return 0
+	# Removed from inside runs/, once the shell stands in the real folder
+	# (its physical path checked): a .forge or runs/ swapped for a link
+	# meanwhile no longer redirects the removal, and rm does not follow a
+	# link given as its operand.
+	(
+		cd -P -- "$forge_state_dir/runs" 2>/dev/null || exit 0
+		[ "$(pwd -P)" = "$forge_prune_root/.forge/runs" ] || exit 0
+		for forge_prune_dir in "$@"; do
+			forge_prune_id=${forge_prune_dir##*/}
+			case $forge_runs_kept in *"
+$forge_prune_id
 "*) continue ;; esac
-		forge_state_path "$forge_prune_dir" dir || continue
-		rm -rf -- "$forge_prune_dir" 2>/dev/null || :
-	done
+			[ ! -L "$forge_prune_id" ] && [ -d "$forge_prune_id" ] || continue
+			rm -rf -- "$forge_prune_id" 2>/dev/null || :
+		done
+	)
 }
 
 # forge_breaker_read: sets forge_streak from .forge/breaker (0 when absent).
