@@ -18,6 +18,13 @@
 # anything but a regular file at the last component.
 forge_state_path() {
 	forge_state_refusal=
+	case ${forge_state_dir:-} in
+	/?*) ;;
+	*)
+		forge_state_refusal="forge_state_dir is not set to an absolute path"
+		return 1
+		;;
+	esac
 	case $1 in
 	"$forge_state_dir" | "$forge_state_dir"/*) ;;
 	*)
@@ -34,15 +41,14 @@ forge_state_path() {
 			forge_state_refusal="$forge_sp_path is a symbolic link; forge never writes or deletes through one"
 			return 1
 		fi
-		if [ -e "$forge_sp_path" ]; then
-			case $forge_sp_kind in
-			dir) [ -d "$forge_sp_path" ] ;;
-			*) [ -f "$forge_sp_path" ] ;;
-			esac || {
-				forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a $(
-					[ "$forge_sp_kind" = dir ] && echo folder || echo regular file)"
+		if [ "$forge_sp_kind" = dir ]; then
+			if [ -e "$forge_sp_path" ] && [ ! -d "$forge_sp_path" ]; then
+				forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a folder"
 				return 1
-			}
+			fi
+		elif [ -e "$forge_sp_path" ] && [ ! -f "$forge_sp_path" ]; then
+			forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a regular file"
+			return 1
 		fi
 		[ -n "$forge_sp_rest" ] || return 0
 		forge_sp_rest=${forge_sp_rest#/}
