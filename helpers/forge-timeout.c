@@ -24,6 +24,7 @@ static const char USAGE[] =
 	"usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n"
 	"Run COMMAND in its own process group. After SECS seconds send TERM to the\n"
 	"group, after GRACE more seconds KILL. SECS 0 means no time limit.\n"
+	"SECS and GRACE: 0, or a decimal from 0.001 to below 1000000000.\n"
 	"Exit 124 on timeout, else COMMAND's status (128+n if signal n killed it).\n"
 	"\n"
 	"  -k GRACE   seconds between TERM and KILL (default 5)\n"
