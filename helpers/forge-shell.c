@@ -102,7 +102,11 @@ static int is_executable_file(const char *path)
 
 /*
  * Finds NAME like execvp would, without trying to execute anything, so a
- * missing program is known before the execv. NULL when not found.
+ * missing program is known before the execv, with one difference: empty and
+ * relative PATH elements (the current directory, which may be a hostile work
+ * tree) are skipped, so a ./msb planted there never runs. The shell library
+ * applies the same rule (forge_find_program in lib-sh/forge-core.sh; both
+ * are tested with the same cases). NULL when not found.
  */
 static char *find_program(const char *name)
 {
@@ -124,16 +128,15 @@ static char *find_program(const char *name)
 		if (!end)
 			end = dir + strlen(dir);
 		dir_len = (size_t)(end - dir);
-		candidate = xmalloc(dir_len + name_len + 3);
-		if (dir_len == 0)  /* an empty PATH element is the current directory */
-			memcpy(candidate, ".", dir_len = 1);
-		else
+		if (dir_len > 0 && dir[0] == '/') {
+			candidate = xmalloc(dir_len + name_len + 2);
 			memcpy(candidate, dir, dir_len);
-		candidate[dir_len] = '/';
-		memcpy(candidate + dir_len + 1, name, name_len + 1);
-		if (is_executable_file(candidate))
-			return candidate;
-		free(candidate);
+			candidate[dir_len] = '/';
+			memcpy(candidate + dir_len + 1, name, name_len + 1);
+			if (is_executable_file(candidate))
+				return candidate;
+			free(candidate);
+		}
 		if (*end == '\0')
 			return NULL;
 	}
@@ -179,6 +182,9 @@ static void run_in_sandbox(const char *name, int argc, char **argv)
 
 	if (!msb || !*msb)
 		msb = "msb";
+	else if (msb[0] != '/')
+		die(EXIT_NOT_FOUND, "cannot run msb (FORGE_MSB=", msb,
+			" is not an absolute path); refusing to run on the host", (const char *)NULL);
 	path = find_program(msb);
 	if (!path)
 		die(EXIT_NOT_FOUND, "cannot run msb (", msb, " not found on PATH); refusing to run on the host",

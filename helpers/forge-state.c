@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -56,7 +57,8 @@ static const char synopsis[] =
 	"Usage: forge-state [-w SECS] get FILE KEY [DEFAULT]\n"
 	"       forge-state [-w SECS] set FILE KEY=VALUE...\n"
 	"       forge-state [-w SECS] incr FILE KEY [N]\n"
-	"       forge-state [-w SECS] append FILE LINE\n"
+	"       forge-state [-w SECS] append FILE LINE|-\n"
+	"       forge-state [-w SECS] put FILE < CONTENT\n"
 	"       forge-state [-w SECS] dump FILE\n"
 	"       forge-state --help | --version\n";
 
@@ -69,8 +71,13 @@ static const char help[] =
 	"  get     print KEY's value (else DEFAULT; else exit 1)\n"
 	"  set     set every KEY=VALUE in one atomic rewrite\n"
 	"  incr    add N (default 1) to the integer KEY and print the result\n"
-	"  append  append LINE and a newline to FILE (any file, e.g. JSONL)\n"
+	"  append  append LINE and a newline to FILE (any file, e.g. JSONL);\n"
+	"          with '-', the line is read from standard input\n"
+	"  put     replace all of FILE (any file) by standard input, atomically\n"
 	"  dump    print every key=value line\n"
+	"\n"
+	"FILE, FILE.lock and the temporary files are never opened through a\n"
+	"symbolic link, and must be regular files (exit 73 otherwise).\n"
 	"\n"
 	"  -w SECS    wait at most SECS seconds for the lock (default 10), then exit 75\n"
 	"  --help     print this help and exit\n"
@@ -224,6 +231,59 @@ static void close_quietly(int fd)
 {
 	if (close(fd) != 0 && errno != EINTR)
 		die(EXIT_INTERNAL, "close: %s", strerror(errno));
+}
+
+/* What a file of MODE is, for a message. */
+static const char *file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	return "not a regular file";
+}
+
+/*
+ * open(2) for FILE, its lock and its directory's temporary files: never
+ * through a symbolic link (O_NOFOLLOW) and never blocking (O_NONBLOCK: a
+ * FIFO planted where a state file belongs would otherwise hang the open).
+ * Anything but a regular file is refused with exit 73, naming it.  Returns
+ * -1 with errno set when open(2) fails for another reason; *ST receives the
+ * file's status when ST is not NULL.
+ */
+static int open_regular(const char *path, int flags, mode_t mode,
+			struct stat *st)
+{
+	struct stat own;
+	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+
+	if (!st)
+		st = &own;
+	if (fd < 0) {
+		int saved = errno;
+
+		/* ELOOP (EMLINK on some BSDs): the last component is a link. */
+		if ((saved == ELOOP || saved == EMLINK || saved == EISDIR ||
+		     saved == ENXIO) &&
+		    lstat(path, st) == 0 && !S_ISREG(st->st_mode))
+			die(EXIT_CANT_CREATE, "%s: not a regular file (%s)",
+			    path, file_kind(st->st_mode));
+		errno = saved;
+		return -1;
+	}
+	if (fstat(fd, st) != 0)
+		die(EXIT_CANT_CREATE, "cannot stat %s: %s", path,
+		    strerror(errno));
+	if (!S_ISREG(st->st_mode))
+		die(EXIT_CANT_CREATE, "%s: not a regular file (%s)", path,
+		    file_kind(st->st_mode));
+	return fd;
 }
 
 /* Read all of FD (SIZE bytes expected) into *T. */
@@ -474,12 +534,12 @@ static int store_lock(struct store *s, unsigned wait, int missing_ok)
 	struct itimerval timer = { { 0, 100000 }, { 0, 0 } };
 	struct sigaction sa;
 	struct timespec start;
-	int fd = open(s->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	int fd = open_regular(s->lock_path, O_RDWR | O_CREAT, 0666, NULL);
 
 	if (fd < 0 && errno == ENOENT && missing_ok)
 		return 0;
 	if (fd < 0 && (errno == EACCES || errno == EROFS))
-		fd = open(s->lock_path, O_RDONLY | O_CLOEXEC); /* flock needs no write access */
+		fd = open_regular(s->lock_path, O_RDONLY, 0, NULL); /* flock needs no write access */
 	if (fd < 0)
 		die(EXIT_CANT_CREATE, "cannot open lock file %s: %s",
 		    s->lock_path, strerror(errno));
@@ -537,18 +597,13 @@ static void store_open(struct store *s, const char *path, unsigned wait,
 	store_init(s, path);
 	if (!store_lock(s, wait, read_only))
 		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(path, O_RDONLY, 0, &s->st);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return;
 		die(EXIT_CANT_CREATE, "cannot open %s: %s", path,
 		    strerror(errno));
 	}
-	if (fstat(fd, &s->st) != 0)
-		die(EXIT_CANT_CREATE, "cannot stat %s: %s", path,
-		    strerror(errno));
-	if (!S_ISREG(s->st.st_mode))
-		die(EXIT_CANT_CREATE, "%s: not a regular file", path);
 	read_all(fd, path, (size_t)s->st.st_size, &s->text);
 	close_quietly(fd);
 	s->exists = 1;
@@ -562,6 +617,65 @@ static NORETURN void die_with_temp(char *temp, const char *what)
 	if (unlink(temp) != 0 && errno != ENOENT)
 		warn("cannot remove %s: %s", temp, strerror(errno));
 	die(EXIT_CANT_CREATE, "cannot %s %s: %s", what, temp, strerror(saved));
+}
+
+static int is_temp_letter(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+/* Whether NAME is .BASE.XXXXXX, the name create_temp() gives. */
+static int is_temp_name(const char *name, const char *base)
+{
+	size_t base_len = strlen(base), i;
+
+	if (name[0] != '.' || strncmp(name + 1, base, base_len) != 0 ||
+	    name[base_len + 1] != '.')
+		return 0;
+	name += base_len + 2;
+	for (i = 0; i < 6; i++)
+		if (!is_temp_letter(name[i]))
+			return 0;
+	return name[6] == '\0';
+}
+
+/*
+ * Remove the temporary files of FILE that a writer killed by SIGKILL (or a
+ * crash) left between creating and renaming one.  Every writer creates and
+ * renames its temporary file while it holds FILE.lock, and so does the
+ * caller now: a temporary file that exists at this moment has no live
+ * writer.  Only names of exactly that pattern, only regular files, never
+ * through a symbolic link.  Best effort: a directory that cannot be listed
+ * is left as it is, and the update goes on.
+ */
+static void remove_stale_temps(const struct store *s)
+{
+	DIR *dir = opendir(*s->dir ? s->dir : ".");
+	struct dirent *entry;
+	struct stat st;
+
+	if (!dir)
+		return;
+	for (;;) {
+		errno = 0;
+		if (!(entry = readdir(dir)))
+			break;
+		if (!is_temp_name(entry->d_name, s->base) ||
+		    fstatat(dirfd(dir), entry->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (unlinkat(dirfd(dir), entry->d_name, 0) != 0 &&
+		    errno != ENOENT)
+			warn("cannot remove the stale temporary file %s%s: %s",
+			     s->dir, entry->d_name, strerror(errno));
+	}
+	if (errno != 0)
+		warn("cannot list %s: %s", *s->dir ? s->dir : ".",
+		     strerror(errno));
+	if (closedir(dir) != 0)
+		die(EXIT_INTERNAL, "closedir: %s", strerror(errno));
 }
 
 /*
@@ -591,7 +705,9 @@ static int create_temp(const struct store *s, mode_t mode, char **temp)
 			x[i] = letters[(seed >> 33) % (sizeof letters - 1)];
 		}
 		x[6] = '\0';
-		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		/* O_EXCL: never an existing file, nor through a link. */
+		fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				O_CLOEXEC, mode);
 		if (fd >= 0) {
 			*temp = name;
 			return fd;
@@ -634,6 +750,7 @@ static void store_replace(const struct store *s, const struct text *content)
 	int fd;
 
 	block_signals(&old_mask);
+	remove_stale_temps(s);
 	fd = create_temp(s, s->exists ? 0600 : 0666, &temp);
 	if (s->exists) {
 		if (fchmod(fd, s->st.st_mode & 07777) != 0)
@@ -806,6 +923,26 @@ static int cmd_incr(unsigned wait, char **args, int n)
 }
 
 /*
+ * The line to append: LINE itself, or with '-' all of standard input, less
+ * one final newline (a line of any length: one argument is limited to
+ * 128 KiB on Linux).  Either way it must not contain a newline.
+ */
+static void append_line(const char *arg, struct text *line)
+{
+	if (strcmp(arg, "-") == 0) {
+		read_all(STDIN_FILENO, "standard input", 0, line);
+		if (line->len > 0 && line->data[line->len - 1] == '\n')
+			line->len--;
+	} else {
+		line->len = strlen(arg);
+		line->data = xmalloc(line->len + 1);
+		memcpy(line->data, arg, line->len);
+	}
+	if (memchr(line->data, '\n', line->len))
+		die(EXIT_USAGE, "LINE contains a newline");
+}
+
+/*
  * Append LINE to FILE, which is any file (a JSONL timeline, say), not a
  * key=value one.  A last line left without its newline by a crash gets one
  * first, so every line a reader sees stays whole.
@@ -814,43 +951,40 @@ static int cmd_append(unsigned wait, char **args, int n)
 {
 	struct store s;
 	struct stat st;
+	struct text line;
 	char *record, last = '\n';
-	size_t line_len, len = 0;
+	size_t len = 0;
 	int fd, created = 0;
 
 	if (n != 2)
-		die(EXIT_USAGE, "append takes FILE LINE");
-	if (strchr(args[1], '\n'))
-		die(EXIT_USAGE, "LINE contains a newline");
+		die(EXIT_USAGE, "append takes FILE LINE (or - to read it from standard input)");
+	/* Read before locking: a slow writer on the pipe holds no lock. */
+	append_line(args[1], &line);
 
 	store_init(&s, args[0]);
 	store_lock(&s, wait, 0);
-	fd = open(s.path, O_RDWR | O_APPEND | O_CLOEXEC);
+	fd = open_regular(s.path, O_RDWR | O_APPEND, 0, &st);
 	if (fd < 0 && errno == ENOENT) {
-		fd = open(s.path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC,
-			  0666);
+		fd = open_regular(s.path, O_RDWR | O_APPEND | O_CREAT | O_EXCL,
+				  0666, &st);
 		created = 1;
 	}
 	if (fd < 0)
 		die(EXIT_CANT_CREATE, "cannot open %s: %s", s.path,
 		    strerror(errno));
-	if (fstat(fd, &st) != 0)
-		die(EXIT_CANT_CREATE, "cannot stat %s: %s", s.path,
-		    strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		die(EXIT_CANT_CREATE, "%s: not a regular file", s.path);
 	while (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
 		if (errno != EINTR)
 			die(EXIT_CANT_CREATE, "cannot read %s: %s", s.path,
 			    strerror(errno));
 
 	/* One buffer, one write(): concurrent readers never see half a line. */
-	line_len = strlen(args[1]);
-	record = xmalloc(line_len + 2);
+	if (line.len > SIZE_MAX - 2)
+		die(EXIT_INTERNAL, "out of memory");
+	record = xmalloc(line.len + 2);
 	if (last != '\n')
 		record[len++] = '\n';
-	memcpy(record + len, args[1], line_len);
-	len += line_len;
+	memcpy(record + len, line.data, line.len);
+	len += line.len;
 	record[len++] = '\n';
 	if (write_all(fd, record, len) != 0 || sync_fd(fd) != 0)
 		die(EXIT_CANT_CREATE, "cannot write %s: %s", s.path,
@@ -862,6 +996,29 @@ static int cmd_append(unsigned wait, char **args, int n)
 	if (created)
 		sync_dir(&s);
 	free(record);
+	free(line.data);
+	store_free(&s);
+	return 0;
+}
+
+/*
+ * Replace all of FILE (any file, e.g. a JSON document) by standard input,
+ * with the same atomic rename as set.  The input is read before the lock
+ * is taken.
+ */
+static int cmd_put(unsigned wait, char **args, int n)
+{
+	struct store s;
+	struct text content;
+
+	if (n != 1)
+		die(EXIT_USAGE, "put takes FILE (the content comes on standard input)");
+	read_all(STDIN_FILENO, "standard input", 0, &content);
+	store_open(&s, args[0], wait, 0);
+	store_replace(&s, &content);
+	store_unlock(&s);
+	sync_dir(&s);
+	free(content.data);
 	store_free(&s);
 	return 0;
 }
@@ -914,7 +1071,7 @@ int main(int argc, char **argv)
 	} commands[] = {
 		{ "get", cmd_get },       { "set", cmd_set },
 		{ "incr", cmd_incr },     { "append", cmd_append },
-		{ "dump", cmd_dump },
+		{ "put", cmd_put },       { "dump", cmd_dump },
 	};
 	unsigned wait = DEFAULT_WAIT;
 	size_t c;

@@ -24,6 +24,7 @@ static const char USAGE[] =
 	"usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n"
 	"Run COMMAND in its own process group. After SECS seconds send TERM to the\n"
 	"group, after GRACE more seconds KILL. SECS 0 means no time limit.\n"
+	"SECS and GRACE: 0, or a decimal from 0.001 to below 1000000000.\n"
 	"Exit 124 on timeout, else COMMAND's status (128+n if signal n killed it).\n"
 	"\n"
 	"  -k GRACE   seconds between TERM and KILL (default 5)\n"
@@ -85,10 +86,16 @@ static void give_up(pid_t group, const char *what)
 	die(EXIT_INTERNAL, "%s: %s", what, strerror(err));
 }
 
+#define MAX_WHOLE_SECONDS 999999999LL
+#define MIN_NSEC NSEC_PER_MSEC
+
 /*
- * A non-negative decimal number of seconds ("5", "0.5", ".5", "5.") in
- * nanoseconds. Digits past the nanosecond round up, so that a tiny positive
- * limit never turns into 0, which means "no limit".
+ * A time limit: 0, or a plain decimal number of seconds ("5", "0.5", ".5",
+ * "5.") from 0.001 to less than 1000000000, in nanoseconds.  forge-verify
+ * validates --timeout and its configuration by the same rule (SPEC 5.3), so
+ * a limit it accepts is never a usage error here.  Digits past the
+ * nanosecond round up, so an accepted limit never turns into 0, which means
+ * "no limit".
  */
 static int parse_duration(const char *text, long long *nsec)
 {
@@ -97,9 +104,9 @@ static int parse_duration(const char *text, long long *nsec)
 	const char *p = text;
 
 	for (; *p >= '0' && *p <= '9'; p++, digits++) {
-		if (whole > (LLONG_MAX / NSEC_PER_SEC - (*p - '0')) / 10)
-			return -1;
 		whole = whole * 10 + (*p - '0');
+		if (whole > MAX_WHOLE_SECONDS)
+			return -1;
 	}
 	if (*p == '.') {
 		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
@@ -115,10 +122,10 @@ static int parse_duration(const char *text, long long *nsec)
 		return -1;
 	for (; frac_digits < 9; frac_digits++)
 		frac *= 10;
-	frac += round_up;
-	if (whole > (LLONG_MAX - frac) / NSEC_PER_SEC)
+	/* Checked before rounding: 0.0009999999999 is below 0.001. */
+	if (whole == 0 && (frac != 0 || round_up) && frac < MIN_NSEC)
 		return -1;
-	*nsec = whole * NSEC_PER_SEC + frac;
+	*nsec = whole * NSEC_PER_SEC + frac + round_up;
 	return 0;
 }
 

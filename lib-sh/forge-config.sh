@@ -19,6 +19,7 @@ forge_config_texts() {
 	  "verify.breaker.threshold": "count",
 	  "verify.isolated": "object",
 	  "verify.isolated.warm": "boolean",
+	  "verify.keepRuns": "count",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
 	  "sandbox.backend": "string",
@@ -46,11 +47,12 @@ forge_config_texts() {
 	}'
 	
 	# The verify defaults, also used as they are when no file exists at all.
-	forge_config_verify_values='1800 3 false'
-	# shellcheck disable=SC2086 # three plain words
+	forge_config_verify_values='1800 3 false 20'
+	# shellcheck disable=SC2086 # four plain words
 	set -- $forge_config_verify_values
 	forge_config_defaults='{
-	  "verify": {"timeout": '"$1"', "breaker": {"threshold": '"$2"'}, "isolated": {"warm": '"$3"'}},
+	  "verify": {"timeout": '"$1"', "breaker": {"threshold": '"$2"'}, "isolated": {"warm": '"$3"'},
+	             "keepRuns": '"$4"'},
 	  "sandbox": {
 	    "image": "oc-forge-sandbox:latest",
 	    "backend": "auto",
@@ -65,18 +67,21 @@ forge_config_texts() {
 	
 	# Reads every file, checks JSON and types against the schema, merges.
 	# Emits "W<TAB>msg" warnings, "E<TAB>msg" errors, then a "V<TAB>" line with
-# the verify values and, last, one "C<TAB>json" line.
+	# the verify values and, last, one "C<TAB>json" line. Numbers are bounded
+	# so that the shell and forge-timeout take them as jq prints them (plain
+	# decimals, never 1e-07 or 1e+20): seconds as forge_is_seconds, counts
+	# as forge_is_count.
 	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_config_jq='
 	def show: tostring | gsub("[\u0000-\u001f]"; "?");
 	def fits($t; $v):
 	  if $t == "size" then ($v | type) == "string" or ($v | type) == "number"
-	  elif $t == "seconds" then ($v | type) == "number" and $v > 0
-	  elif $t == "count" then ($v | type) == "number" and $v >= 1 and ($v | floor) == $v
+	  elif $t == "seconds" then ($v | type) == "number" and $v >= 0.001 and $v < 1000000000
+	  elif $t == "count" then ($v | type) == "number" and $v >= 1 and $v <= 999999999 and ($v | floor) == $v
 	  else ($v | type) == $t end;
 	def expected($t):
-	  {size: "a string or number", seconds: "a positive number of seconds",
-	   count: "a whole number >= 1"}[$t] // $t;
+	  {size: "a string or number", seconds: "a number of seconds from 0.001 to 999999999",
+	   count: "a whole number from 1 to 999999999"}[$t] // $t;
 	def join($p; $k): if $p == "" then $k else "\($p).\($k)" end;
 	# $prefix is the schema path ("a.b[].c"), $shown the path with indices.
 	def check($file; $prefix; $shown; $v):
@@ -107,7 +112,7 @@ forge_config_texts() {
 	| $msgs[],
 	  (if any($msgs[]; startswith("E\t")) then empty
 	   else reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v)
-	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm)")", "C\t\(tojson)" end)
+	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm) \(.keepRuns)")", "C\t\(tojson)" end)
 	'
 }
 
@@ -187,11 +192,15 @@ forge_config_get() {
 		'getpath($k | split(".")) | if . == null then empty elif type == "string" then . else tojson end'
 }
 
-# forge_config_verify: sets forge_default_timeout, forge_threshold and
-# forge_warm from the merged configuration (types and ranges were checked
-# per file by forge_config_load, which also extracted them).
+# forge_config_verify: sets forge_default_timeout, forge_threshold,
+# forge_warm and forge_keep_runs from the merged configuration (types and
+# ranges were checked per file by forge_config_load, which also extracted
+# them; checked here again in the form the shell will use them).
 forge_config_verify() {
-	# shellcheck disable=SC2086 # three plain words
+	# shellcheck disable=SC2086 # four plain words
 	set -- $forge_config_verify_values
-	forge_default_timeout=$1 forge_threshold=$2 forge_warm=$3
+	forge_is_seconds "$1" || forge_die 65 "configuration: key verify.timeout: not a usable number of seconds: $1"
+	forge_is_count "$2" || forge_die 65 "configuration: key verify.breaker.threshold: not a usable count: $2"
+	forge_is_count "$4" || forge_die 65 "configuration: key verify.keepRuns: not a usable count: $4"
+	forge_default_timeout=$1 forge_threshold=$2 forge_warm=$3 forge_keep_runs=$4
 }

@@ -40,23 +40,68 @@ forge_require_tool() {
 	done
 }
 
+# forge_find_program NAME: sets forge_program to the first NAME on PATH that
+# is an executable regular file, looking in absolute PATH elements only: an
+# empty or relative element (the current directory, maybe a hostile work
+# tree) is skipped, so a program planted there never runs (SPEC 4.4). An
+# unset PATH means /usr/local/bin:/usr/bin:/bin. forge-shell applies the
+# same rule in C. Returns 1 when there is none.
+forge_find_program() {
+	forge_program=
+	forge_fp_path=${PATH-/usr/local/bin:/usr/bin:/bin}
+	while :; do
+		forge_fp_dir=${forge_fp_path%%:*}
+		case $forge_fp_dir in
+		/*)
+			if [ -f "$forge_fp_dir/$1" ] && [ -x "$forge_fp_dir/$1" ]; then
+				forge_program=$forge_fp_dir/$1
+				return 0
+			fi
+			;;
+		esac
+		case $forge_fp_path in
+		*:*) forge_fp_path=${forge_fp_path#*:} ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
 # forge_is_uint VALUE: true for a non-empty string of decimal digits.
 forge_is_uint() {
 	case $1 in '' | *[!0-9]*) return 1 ;; esac
 }
 
-# forge_is_seconds VALUE: a positive decimal number of seconds (5, 0.5).
+# forge_is_count VALUE: a whole number the shell can compare: 1 to 18
+# decimal digits (a hostile state file may hold anything).
+forge_is_count() {
+	forge_is_uint "$1" && [ "${#1}" -le 18 ]
+}
+
+# forge_is_seconds VALUE: a time limit forge-timeout accepts (SPEC 5.3), and
+# not 0: a plain decimal number of seconds (5, 0.5, .25, 5.) from 0.001 to
+# less than 1000000000; no sign, exponent or unit. forge-timeout(1) applies
+# the same rule, and the configuration's "seconds" type (forge-config.sh)
+# its JSON form.
 forge_is_seconds() {
 	case $1 in
 	'' | . | *[!0-9.]* | *.*.*) return 1 ;;
 	esac
-	case $1 in *[1-9]*) return 0 ;; esac
-	return 1
+	forge_secs_whole=${1%%.*} forge_secs_frac=
+	case $1 in *.*) forge_secs_frac=${1#*.} ;; esac
+	while :; do
+		case $forge_secs_whole in 0*) forge_secs_whole=${forge_secs_whole#0} ;; *) break ;; esac
+	done
+	[ "${#forge_secs_whole}" -le 9 ] || return 1
+	[ -z "$forge_secs_whole" ] || return 0
+	# Below one second: the first three decimals must not all be 0.
+	case ${forge_secs_frac}000 in 000*) return 1 ;; esac
 }
 
-# forge_valid_change_id ID: IDs match [A-Za-z0-9._-]{1,64}.
+# forge_valid_change_id ID: IDs match [A-Za-z0-9._-]{1,64} and are not
+# made of dots only (".", ".." would name hidden files or folders).
 forge_valid_change_id() {
 	case $1 in '' | *[!A-Za-z0-9._-]*) return 1 ;; esac
+	case $1 in *[!.]*) ;; *) return 1 ;; esac
 	[ "${#1}" -le 64 ]
 }
 

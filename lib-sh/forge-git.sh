@@ -1,11 +1,15 @@
 # forge-git.sh — the git plumbing forge relies on. Every git command forge
 # runs goes through forge_git, so no repository hook ever runs because of
-# forge. Part of forge.sh; source that, not this file.
+# forge and no read takes an optional lock. Part of forge.sh; source that,
+# not this file.
 # shellcheck shell=sh
 
-# forge_git ARG...: git with hooks disabled.
+# forge_git ARG...: git with hooks disabled and without optional locks: a
+# read such as "git diff HEAD" on the user's repository never refreshes (and
+# so never locks or rewrites) its index (SPEC section 2). Commands that must
+# write still take their locks.
 forge_git() {
-	git -c core.hooksPath=/dev/null "$@"
+	git --no-optional-locks -c core.hooksPath=/dev/null "$@"
 }
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that
@@ -62,12 +66,12 @@ forge_head() {
 forge_exclude_forge_dir() {
 	forge_git_common_dir "$1" || return 1
 	forge_exclude_file=$forge_common_dir/info/exclude
-	if [ -f "$forge_exclude_file" ] && grep -qxF '/.forge/' "$forge_exclude_file"; then
+	if [ -f "$forge_exclude_file" ] && grep -qxF -e '/.forge/' -- "$forge_exclude_file"; then
 		return 0
 	fi
-	mkdir -p "$forge_common_dir/info" || return 1
+	mkdir -p -- "$forge_common_dir/info" || return 1
 	# Keep an existing last line intact when it lacks its newline.
-	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 "$forge_exclude_file")" ]; then
+	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 -- "$forge_exclude_file")" ]; then
 		printf '\n' >>"$forge_exclude_file" || return 1
 	fi
 	printf '/.forge/\n' >>"$forge_exclude_file"

@@ -4,17 +4,18 @@
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# forge_msb_find: sets forge_msb to the msb program: $FORGE_MSB when set,
-# else msb on PATH. Returns 1 when there is none (or it is not executable).
+# forge_msb_find: sets forge_msb to the msb program: $FORGE_MSB when set
+# (an absolute path), else msb on PATH by forge_find_program, forge-shell's
+# rule. Returns 1 when there is none (or it is not executable).
 forge_msb_find() {
 	if [ -n "${FORGE_MSB:-}" ]; then
 		forge_msb=$FORGE_MSB
+		case $forge_msb in /*) ;; *) return 1 ;; esac
 		[ -f "$forge_msb" ] && [ -x "$forge_msb" ]
 		return
 	fi
-	forge_msb=$(command -v msb 2>/dev/null) || return 1
-	case $forge_msb in /*) return 0 ;; esac
-	return 1
+	forge_find_program msb || return 1
+	forge_msb=$forge_program
 }
 
 # forge_msb_require: forge_msb_find, or exit 69 with the install hint.
@@ -27,7 +28,10 @@ forge_msb_require() {
 # forge_msb_missing: reports that msb cannot be found, with how to install it.
 forge_msb_missing() {
 	if [ -n "${FORGE_MSB:-}" ]; then
-		forge_error "msb not found: FORGE_MSB=$FORGE_MSB is not an executable file"
+		case $FORGE_MSB in
+		/*) forge_error "msb not found: FORGE_MSB=$FORGE_MSB is not an executable file" ;;
+		*) forge_error "msb not found: FORGE_MSB=$FORGE_MSB is not an absolute path" ;;
+		esac
 	else
 		forge_error "msb not found on PATH (and FORGE_MSB is not set)"
 	fi

@@ -588,20 +588,18 @@ forge_sandbox_record_file() {
 # forge_sandbox_record_safe ROOT NAME [create]: true when the record file of
 # sandbox NAME may be written or removed: .forge and .forge/sandbox are real
 # folders (with "create", a missing sandbox/ is made), and neither the record
-# nor its lock is a symbolic link. A repository is untrusted: nothing is
-# written or removed through a link out of .forge/.
-# (A local check until the library has one "may forge write here" function.)
+# nor its lock is a symbolic link (forge_state_path decides). A repository is
+# untrusted: nothing is written or removed through a link out of .forge/.
 forge_sandbox_record_safe() {
 	forge_sandbox_record_file "$1" "$2"
-	[ ! -L "$1/.forge" ] && [ -d "$1/.forge" ] || return 1
-	[ ! -L "$1/.forge/sandbox" ] || return 1
-	if [ ! -d "$1/.forge/sandbox" ]; then
-		[ "${3:-}" = create ] && [ ! -e "$1/.forge/sandbox" ] || return 1
-		mkdir -- "$1/.forge/sandbox" 2>/dev/null || return 1
-		[ ! -L "$1/.forge/sandbox" ] || return 1
-	fi
-	[ ! -L "$forge_sandbox_record" ] && [ ! -L "$forge_sandbox_record.lock" ] || return 1
-	[ ! -e "$forge_sandbox_record" ] || [ -f "$forge_sandbox_record" ]
+	# .forge/ may come from a hostile clone: forge_state_path's rule.
+	forge_state_dir=$1/.forge
+	forge_state_path "$forge_sandbox_record" file &&
+		forge_state_path "$forge_sandbox_record.lock" file || return 1
+	[ -d "$1/.forge" ] || { [ "${3:-}" = create ] && mkdir -m 700 -- "$1/.forge" 2>/dev/null; } || return 1
+	[ -d "$1/.forge/sandbox" ] || { [ "${3:-}" = create ] && mkdir -- "$1/.forge/sandbox" 2>/dev/null; } || return 1
+	# Made just now: checked again, so a link raced in is not written through.
+	forge_state_path "$forge_sandbox_record" file
 }
 
 # forge_sandbox_record_create ROOT NAME: records what sandbox NAME is being

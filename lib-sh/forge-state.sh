@@ -1,50 +1,236 @@
 # forge-state.sh — forge's evidence on the real repository: .forge/ with the
 # breaker state, the timeline, per-run logs and per-change reports (SPEC 3.3,
-# 3.4). All updates go through the forge-state helper (flock + atomic rename).
+# 3.4). All updates go through the forge-state helper (flock + atomic rename),
+# and every path under .forge/ passes forge_state_path first.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# forge_state_init ROOT: sets forge_state_dir to ROOT/.forge and makes sure it
-# exists with its runs/ and changes/ folders; the first time, adds /.forge/ to
-# info/exclude. Exits 73 when the folder cannot be created.
+# forge_state_path PATH file|dir: the one rule for what forge may create,
+# write, append to, delete or read as state under .forge/ (SPEC section 2;
+# .forge/ may come from a hostile clone). PATH must lie in forge_state_dir;
+# .forge itself and every folder between it and PATH must be a real folder
+# or missing (to be created), never a symbolic link; PATH itself must be
+# missing or, without being a symbolic link, a regular file (file) or a
+# folder (dir), so never a FIFO or a device. Returns 1 with the reason in
+# forge_state_refusal otherwise.
+# Between this check and the write, a process of the user's own could swap
+# a folder for a link; forge-state itself never follows a link nor opens
+# anything but a regular file at the last component.
+forge_state_path() {
+	forge_state_refusal=
+	case ${forge_state_dir:-} in
+	/?*) ;;
+	*)
+		forge_state_refusal="forge_state_dir is not set to an absolute path"
+		return 1
+		;;
+	esac
+	case $1 in
+	"$forge_state_dir" | "$forge_state_dir"/*) ;;
+	*)
+		forge_state_refusal="$1 is not inside $forge_state_dir"
+		return 1
+		;;
+	esac
+	forge_sp_path=$forge_state_dir
+	forge_sp_rest=${1#"$forge_state_dir"}
+	while :; do
+		forge_sp_kind=dir
+		[ -n "$forge_sp_rest" ] || forge_sp_kind=$2
+		if [ -L "$forge_sp_path" ]; then
+			forge_state_refusal="$forge_sp_path is a symbolic link; forge never writes or deletes through one"
+			return 1
+		fi
+		if [ "$forge_sp_kind" = dir ]; then
+			if [ -e "$forge_sp_path" ] && [ ! -d "$forge_sp_path" ]; then
+				forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a folder"
+				return 1
+			fi
+		elif [ -e "$forge_sp_path" ] && [ ! -f "$forge_sp_path" ]; then
+			forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a regular file"
+			return 1
+		fi
+		[ -n "$forge_sp_rest" ] || return 0
+		forge_sp_rest=${forge_sp_rest#/}
+		forge_sp_name=${forge_sp_rest%%/*}
+		case $forge_sp_name in
+		'' | . | ..)
+			forge_state_refusal="$1 is not a plain path inside $forge_state_dir"
+			return 1
+			;;
+		esac
+		forge_sp_path=$forge_sp_path/$forge_sp_name
+		case $forge_sp_rest in
+		*/*) forge_sp_rest=/${forge_sp_rest#*/} ;;
+		*) forge_sp_rest= ;;
+		esac
+	done
+}
+
+# forge_file_kind PATH: prints what PATH is, for a message.
+forge_file_kind() {
+	if [ -L "$1" ]; then echo 'a symbolic link'
+	elif [ -d "$1" ]; then echo 'a folder'
+	elif [ -p "$1" ]; then echo 'a FIFO'
+	elif [ -c "$1" ] || [ -b "$1" ]; then echo 'a device'
+	elif [ -S "$1" ]; then echo 'a socket'
+	elif [ -f "$1" ]; then echo 'a regular file'
+	else echo 'not a regular file'
+	fi
+}
+
+# forge_state_require PATH file|dir: forge_state_path, or exit 73 naming PATH.
+forge_state_require() {
+	forge_state_path "$@" || forge_die 73 "$forge_state_refusal"
+}
+
+# forge_state_file OP FILE ARG...: forge-state OP on FILE, a state file under
+# .forge/, once forge_state_require allows it.
+forge_state_file() {
+	forge_state_require "$2" file
+	forge_state "$@"
+}
+
+# forge_state_init ROOT [CHANGE]: sets forge_state_dir to ROOT/.forge and
+# makes sure it exists with its runs/ and changes/ folders (mode 0700 when
+# forge creates them); the first time, adds /.forge/ to info/exclude. Exits
+# 73 when a folder cannot be created, or when it, the breaker, the timeline
+# or the record of change CHANGE is not one forge may write: before a run
+# starts rather than half-way through recording it.
 forge_state_init() {
 	forge_state_dir=$1/.forge
-	[ -d "$forge_state_dir/runs" ] && [ -d "$forge_state_dir/changes" ] && return 0
-	forge_exclude_forge_dir "$1" ||
-		forge_die 73 "cannot add /.forge/ to the repository's info/exclude"
-	mkdir -p -- "$forge_state_dir/runs" "$forge_state_dir/changes" 2>/dev/null ||
-		forge_die 73 "cannot create $forge_state_dir"
+	forge_state_require "$forge_state_dir/breaker" file
+	forge_state_require "$forge_state_dir/timeline.jsonl" file
+	[ -z "${2:-}" ] || forge_state_require "$forge_state_dir/changes/$2.json" file
+	for forge_init_dir in "$forge_state_dir" "$forge_state_dir/runs" "$forge_state_dir/changes"; do
+		forge_state_require "$forge_init_dir" dir
+		[ ! -d "$forge_init_dir" ] || continue
+		if [ "$forge_init_dir" = "$forge_state_dir" ]; then
+			forge_exclude_forge_dir "$1" ||
+				forge_die 73 "cannot add /.forge/ to the repository's info/exclude"
+		fi
+		# A concurrent run may have made it meanwhile: then check it again.
+		mkdir -m 700 -- "$forge_init_dir" 2>/dev/null || [ -d "$forge_init_dir" ] ||
+			forge_die 73 "cannot create $forge_init_dir"
+		forge_state_require "$forge_init_dir" dir
+	done
 }
 
 # forge_run_begin: starts a run: sets forge_run_id, forge_run_dir, forge_ts
-# and forge_ms, creates the run's log folder and prunes all but the last
-# 20 runs.
+# and forge_ms, and creates the run's log folder (mode 0700) with its owner
+# file (this process's PID and start time: see forge_run_alive).
 forge_run_begin() {
 	forge_clock
 	forge_run_id=$forge_stamp-$$
 	forge_run_dir=$forge_state_dir/runs/$forge_run_id
-	mkdir -- "$forge_run_dir" 2>/dev/null ||
+	forge_state_require "$forge_run_dir" dir
+	mkdir -m 700 -- "$forge_run_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_run_dir"
-	forge_runs_prune
+	forge_copy_owner >"$forge_run_dir/.owner" ||
+		forge_die 73 "cannot write $forge_run_dir/.owner"
 }
 
-# forge_runs_prune: removes the oldest run folders beyond the last 20. Run
-# ids start with a UTC timestamp, so the glob's order is their age.
+# forge_run_log N NAME: sets forge_run_log to the log file of step N (NAME
+# reduced to a file name) in the run's folder, created empty with mode 0600:
+# step output can hold secrets.
+forge_run_log() {
+	forge_run_log=$forge_run_dir/$1-$2.log
+	forge_state_require "$forge_run_log" file
+	(umask 077 && : >>"$forge_run_log") 2>/dev/null ||
+		forge_die 73 "cannot create $forge_run_log"
+}
+
+# forge_is_run_id NAME: true for the name of a run folder forge made:
+# <YYYYmmddTHHMMSSZ>-<PID>.
+forge_is_run_id() {
+	case $1 in
+	[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z-[0-9]*) ;;
+	*) return 1 ;;
+	esac
+	forge_is_uint "${1#*Z-}" && [ "${#1}" -le 32 ]
+}
+
+# forge_run_alive DIR: true while the run that owns the folder DIR may still
+# be going: its owner file names a live process (PID and start time, so a
+# recycled PID does not count), or, before the owner file is written, the
+# PID in DIR's name is alive. Never decided by the order of names: clocks go
+# back and concurrent runs start in any order.
+forge_run_alive() {
+	if [ -f "$1/.owner" ] && [ ! -L "$1/.owner" ] && [ -s "$1/.owner" ]; then
+		forge_copy_owner_alive "$1/.owner"
+		return
+	fi
+	kill -0 "${1##*Z-}" 2>/dev/null
+}
+
+# forge_runs_kept: sets forge_runs_kept to the run IDs that retention keeps
+# besides live runs, one per line between newlines: the last forge_keep_runs
+# verify records of the timeline (appended in the order runs finished,
+# whatever the clock said) and every run a .forge/changes/<ID>.json names.
+# Returns 1 when that cannot be known (then nothing may be pruned).
+forge_runs_kept() {
+	forge_rk_timeline=$forge_state_dir/timeline.jsonl
+	forge_state_path "$forge_rk_timeline" file || return 1
+	forge_state_path "$forge_state_dir/changes" dir || return 1
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_runs_kept=$(
+		{
+			if [ -f "$forge_rk_timeline" ]; then
+				grep -F '"event":"verify"' -- "$forge_rk_timeline" | tail -n "$forge_keep_runs"
+			fi
+			find "$forge_state_dir/changes" -mindepth 1 -maxdepth 1 -type f -name '*.json' \
+				-exec cat -- {} +
+		} | jq -R -r 'fromjson? | objects | .run | strings'
+	) || return 1
+	forge_runs_kept="
+$forge_runs_kept
+"
+}
+
+# forge_runs_prune: removes the folders of finished runs that retention does
+# not keep (SPEC 3.2): forge_keep_runs finished runs and those a change
+# record names stay, and so does every run that is still going. Only run
+# folders forge named are removed, never through a symbolic link. Does
+# nothing before the configuration is known.
+# The finished runs are found first and the records read after: a run
+# records itself before it ends, so one that ended a moment ago is either
+# still alive or already in what is read.
 forge_runs_prune() {
-	set -- "$forge_state_dir"/runs/*/
-	forge_prune_n=$(($# - 20))
-	while [ "$forge_prune_n" -gt 0 ]; do
-		rm -rf -- "$1" 2>/dev/null || true
-		shift
-		forge_prune_n=$((forge_prune_n - 1))
+	[ -n "${forge_keep_runs:-}" ] || return 0
+	set --
+	for forge_prune_dir in "$forge_state_dir"/runs/*; do
+		forge_is_run_id "${forge_prune_dir##*/}" || continue
+		[ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ] || continue
+		forge_run_alive "$forge_prune_dir" || set -- "$@" "$forge_prune_dir"
 	done
+	[ "$#" -gt 0 ] || return 0
+	forge_runs_kept || return 0
+	forge_state_path "$forge_state_dir/runs" dir || return 0
+	forge_prune_root=$(cd -P -- "$forge_state_dir/.." && pwd -P) || return 0
+	# Removed from inside runs/, once the shell stands in the real folder
+	# (its physical path checked): a .forge or runs/ swapped for a link
+	# meanwhile no longer redirects the removal, and rm does not follow a
+	# link given as its operand.
+	(
+		cd -P -- "$forge_state_dir/runs" 2>/dev/null || exit 0
+		[ "$(pwd -P)" = "$forge_prune_root/.forge/runs" ] || exit 0
+		for forge_prune_dir in "$@"; do
+			forge_prune_id=${forge_prune_dir##*/}
+			case $forge_runs_kept in *"
+$forge_prune_id
+"*) continue ;; esac
+			[ ! -L "$forge_prune_id" ] && [ -d "$forge_prune_id" ] || continue
+			rm -rf -- "$forge_prune_id" 2>/dev/null || :
+		done
+	)
 }
 
 # forge_breaker_read: sets forge_streak from .forge/breaker (0 when absent).
 forge_breaker_read() {
+	forge_state_require "$forge_state_dir/breaker" file
 	forge_streak=$(forge_state get "$forge_state_dir/breaker" streak 0) ||
 		forge_die "$?" "cannot read $forge_state_dir/breaker"
-	forge_is_uint "$forge_streak" ||
+	forge_is_count "$forge_streak" ||
 		forge_die 65 "$forge_state_dir/breaker: key streak: not a count: $forge_streak"
 }
 
@@ -63,15 +249,19 @@ forge_breaker_update() {
 	set --
 	case $forge_verdict in
 	FAIL)
+		forge_state_require "$forge_breaker_file" file
 		forge_streak=$(forge_state incr "$forge_breaker_file" streak) ||
-			forge_die "$?" "cannot update $forge_breaker_file" ;;
+			forge_die "$?" "cannot update $forge_breaker_file"
+		forge_is_count "$forge_streak" ||
+			forge_die 65 "$forge_breaker_file: key streak: not a count: $forge_streak"
+		;;
 	PASS)
 		forge_streak=0
 		set -- streak=0 ;;
 	*)
 		forge_breaker_read ;;
 	esac
-	forge_state set "$forge_breaker_file" "$@" threshold="$forge_threshold" \
+	forge_state_file set "$forge_breaker_file" "$@" threshold="$forge_threshold" \
 		last_verdict="$forge_verdict" last_run="$forge_run_id" updated="$forge_ts" ||
 		forge_die "$?" "cannot update $forge_breaker_file"
 	forge_breaker_state "$forge_streak" "$forge_threshold"
@@ -81,43 +271,53 @@ forge_breaker_update() {
 forge_breaker_reset() {
 	forge_breaker_read
 	forge_clock
-	forge_state set "$forge_state_dir/breaker" streak=0 updated="$forge_ts" ||
+	forge_state_file set "$forge_state_dir/breaker" streak=0 updated="$forge_ts" ||
 		forge_die "$?" "cannot update $forge_state_dir/breaker"
 	forge_timeline_append "$(jq -n -c --arg ts "$forge_ts" --argjson was "$forge_streak" \
 		'{ts: $ts, event: "breaker-reset", streak: 0, previous_streak: $was, breaker: "closed"}')"
 }
 
 # forge_timeline_append LINE: appends one JSON line to the timeline, whole.
+# The line goes through a pipe: it may be longer than one argument can be.
 forge_timeline_append() {
-	forge_state append "$forge_state_dir/timeline.jsonl" "$1" ||
+	forge_state_require "$forge_state_dir/timeline.jsonl" file
+	printf '%s\n' "$1" | forge_state append "$forge_state_dir/timeline.jsonl" - ||
 		forge_die "$?" "cannot append to $forge_state_dir/timeline.jsonl"
 }
 
 # forge_record VERDICT ISOLATED CHANGE HEAD TREE [NAME RUN EXIT MS REASON]...:
 # records a verification: updates the breaker (forge_breaker_update must know
-# forge_threshold), appends the timeline event, writes the change report.
-# Sets forge_record_json to the event.
+# forge_threshold), appends the timeline event, writes the change report,
+# then prunes old runs. Sets forge_record_json to the event. The values go to
+# jq on its standard input, NUL-separated, never as arguments: any of them
+# may start with "-" or be longer than an argument can be.
 forge_record() {
 	forge_breaker_update "$1" "$forge_threshold"
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_record_json=$(jq -n -c \
-		--arg ts "$forge_ts" --arg run "$forge_run_id" --arg verdict "$1" \
-		--argjson isolated "$2" --arg change "$3" --arg head "$4" --arg tree "$5" \
+	# The "." after the last NUL keeps a final empty value: jq 1.6's split
+	# drops a trailing empty string.
+	forge_record_json=$({ printf '%s\0' "$@" && printf .; } | jq -R -s -c \
+		--arg ts "$forge_ts" --arg run "$forge_run_id" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
 		'def nullable: if . == "" then null else . end;
-		 ($ARGS.positional[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
+		 split("\u0000")[:-1] as $a
+		 | ($a[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
 		   | {name: .[0], run: .[1], exit: (.[2] | tonumber), ms: (.[3] | tonumber),
 		      reason: (.[4] | nullable)}]) as $steps
-		 | {ts: $ts, event: "verify", run: $run, verdict: $verdict, isolated: $isolated,
-		    change: ($change | nullable), head: ($head | nullable), tree: ($tree | nullable),
-		    steps: $steps, streak: $streak, breaker: $breaker}' --args "$@") ||
+		 | {ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson),
+		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable),
+		    steps: $steps, streak: $streak, breaker: $breaker}') ||
 		forge_die 70 "jq failed while recording the verdict"
 	forge_timeline_append "$forge_record_json"
-	[ -n "$3" ] || return 0
-	forge_change_file=$forge_state_dir/changes/$3.json
-	if ! { printf '%s\n' "$forge_record_json" >"$forge_change_file.$$.tmp" &&
-		mv -f -- "$forge_change_file.$$.tmp" "$forge_change_file"; }; then
-		rm -f -- "$forge_change_file.$$.tmp"
-		forge_die 73 "cannot write $forge_change_file"
-	fi
+	[ -z "$3" ] || forge_change_write "$3"
+	forge_runs_prune
+}
+
+# forge_change_write ID: replaces .forge/changes/ID.json by forge_record_json,
+# atomically (forge-state put).
+forge_change_write() {
+	forge_change_file=$forge_state_dir/changes/$1.json
+	forge_state_require "$forge_change_file" file
+	printf '%s\n' "$forge_record_json" | forge_state put "$forge_change_file" ||
+		forge_die "$?" "cannot write $forge_change_file"
 }

@@ -183,7 +183,8 @@ forge_verify_execute() {
 		# -- COMMAND: one step named "command", run as argv, without a shell.
 		shift
 		forge_exec_display="$*"
-		forge_step_exec "$forge_run_dir/1-command.log" "$forge_default_timeout" "$@"
+		forge_run_log 1 command
+		forge_step_exec "$forge_run_log" "$forge_default_timeout" "$@"
 		forge_exit_signal
 		forge_step_report command "$forge_exec_display"
 		set -- command "$forge_exec_display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"
@@ -195,8 +196,8 @@ forge_verify_execute() {
 		while [ "$forge_exec_n" -lt "$forge_exec_count" ]; do
 			forge_step_get "$forge_exec_n" "$forge_default_timeout"
 			forge_exec_n=$((forge_exec_n + 1))
-			forge_step_exec "$forge_run_dir/$forge_exec_n-$forge_step_file.log" \
-				"$forge_step_timeout" sh -c "$forge_step_run"
+			forge_run_log "$forge_exec_n" "$forge_step_file"
+			forge_step_exec "$forge_run_log" "$forge_step_timeout" sh -c -- "$forge_step_run"
 			forge_exit_signal
 			forge_step_report "$forge_step_name" "$forge_step_run"
 			set -- "$@" "$forge_step_name" "$forge_step_run" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"

@@ -106,5 +106,5 @@ streak() { forge-state get .forge/breaker streak; }
 	done <.forge/timeline.jsonl
 	# every streak value 1..16 was handed out exactly once
 	[ "$(jq -r .streak .forge/timeline.jsonl | sort -n | tr '\n' ' ')" = "$(seq 1 16 | tr '\n' ' ')" ]
-	[ "$(ls .forge/changes | wc -l)" -eq 16 ]
+	[ "$(find .forge/changes -name '*.json' | wc -l)" -eq 16 ]
 }

@@ -77,7 +77,7 @@ cfg() {
 	echo '{"verify": {"timeout": "soon"}}' >"$SCRATCH/c.json"
 	FORGE_CONFIG=$SCRATCH/c.json run forge-verify -- true
 	assert_failure 65
-	assert_output --partial "$SCRATCH/c.json: key verify.timeout: expected a positive number of seconds"
+	assert_output --partial "$SCRATCH/c.json: key verify.timeout: expected a number of seconds from 0.001 to 999999999, got \"soon\""
 	echo '{"sandbox": {"mounts": [{"host": "/a"}, {"host": 3}]}}' >forge.json
 	run forge-verify -- true
 	assert_failure 65

@@ -158,7 +158,7 @@ strace_or_skip() {
 	[ ! -e "$HOST_MARKER" ]
 }
 
-@test "msb on PATH: found like execvp would (skipping non-executables and directories), FORGE_MSB may be a bare name" {
+@test "msb on PATH: found like execvp would (skipping non-executables and directories); FORGE_MSB must be absolute" {
 	stub_msb
 	unset FORGE_MSB
 	mkdir -p "$SCRATCH/p1/msb" "$SCRATCH/p2" "$SCRATCH/p3"
@@ -169,9 +169,61 @@ strace_or_skip() {
 	assert_output ok
 	[ "$(sed -n 1p "$MSB_LOG")" = exec ]
 	ln -s "$SCRATCH/stubbin/msb" "$SCRATCH/p3/msb-other"
-	PATH="$SCRATCH/p3:$PATH" FORGE_MSB=msb-other run forge-shell -c 'echo other'
-	assert_success
-	assert_output other
+	PATH="$SCRATCH/p3:$PATH" FORGE_MSB=msb-other run -127 --separate-stderr forge-shell -c 'echo other'
+	assert_failure 127
+	[ "$stderr" = 'forge-shell: error: cannot run msb (FORGE_MSB=msb-other is not an absolute path); refusing to run on the host' ]
+	[ ! -e "$HOST_MARKER" ]
+}
+
+# Which msb runs, by forge-shell (C) and by the library's forge_msb_find
+# (forge-sandbox exec, sh): one rule, checked with the same cases. Each
+# candidate msb records its own path and exits 0.
+@test "forge-shell and forge-sandbox exec choose msb by one rule: empty and relative PATH elements are skipped" {
+	stub_msb
+	unset FORGE_MSB
+	W=$SCRATCH/worktree
+	mkdir -p "$W/rel" "$SCRATCH/p3" "$SCRATCH/none"
+	export WHICH_LOG=$SCRATCH/which
+	for m in "$W/msb" "$W/rel/msb" "$SCRATCH/p3/msb"; do
+		printf '#!/bin/sh\nprintf "%%s\\n" "$0" >"$WHICH_LOG"\n' >"$m"
+		chmod +x "$m"
+	done
+	cd "$W"
+	P3=$SCRATCH/p3 NONE=$SCRATCH/none
+	# PATH|FORGE_MSB|the msb that runs ("none": 127, nothing runs)
+	cases=(
+		"$NONE:|-|none"
+		":$NONE|-|none"
+		"$NONE::$NONE|-|none"
+		".|-|none"
+		"rel:$NONE|-|none"
+		"|-|none"
+		":$P3|-|$P3/msb"
+		".:rel:$P3|-|$P3/msb"
+		"$NONE::rel:.:$P3:|-|$P3/msb"
+		"$P3|msb|none"
+		"$P3|./msb|none"
+		"$P3|rel/msb|none"
+		"$NONE|$P3/msb|$P3/msb"
+		"$NONE|$W/msb|$W/msb"
+		"$NONE|$NONE/msb|none"
+	)
+	for c in "${cases[@]}"; do
+		IFS='|' read -r path msb want <<<"$c"
+		envs=(PATH="$path")
+		[ "$msb" = - ] || envs+=(FORGE_MSB="$msb")
+		rm -f "$WHICH_LOG"
+		st=0
+		env "${envs[@]}" "$abs_top_builddir/helpers/forge-shell" -c true 2>/dev/null || st=$?
+		got=none
+		[ "$st" -ne 0 ] || got=$(cat "$WHICH_LOG")
+		[ "$st" -eq 0 ] || [ "$st" -eq 127 ] || fail "$c: forge-shell exited $st"
+		[ "$got" = "$want" ] || fail "forge-shell, PATH='$path' FORGE_MSB='$msb': ran '$got', want '$want'"
+		got=$(env "${envs[@]}" /bin/sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_msb_find && printf "%s\n" "$forge_msb"') ||
+			got=none
+		[ "$got" = "$want" ] || fail "forge_msb_find, PATH='$path' FORGE_MSB='$msb': chose '$got', want '$want'"
+	done
+	[ ! -e "$HOST_MARKER" ]
 }
 
 @test "a working directory that no longer exists: 127, fails closed" {

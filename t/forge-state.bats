@@ -170,13 +170,31 @@ no_temp_files() {
 	assert_equal "$(stat -c %a "$F")" 640
 }
 
-@test "a symlinked state file is replaced by a regular file, its target untouched" {
+@test "a symlinked state file or lock is refused (73, naming it), never read or written through" {
 	printf 'a=1\n' >"$D/target"
 	ln -s target "$F"
-	forge-state set "$F" a=2
-	[ ! -L "$F" ]
-	assert_equal "$(cat "$F")" a=2
+	for args in 'set a=2' 'incr a' 'get a' 'dump' 'append x'; do
+		read -ra words <<<"$args"
+		run --separate-stderr forge-state "${words[0]}" "$F" "${words[@]:1}"
+		[ "$status" -eq 73 ] || fail "$args gave $status"
+		assert_equal "$stderr" "forge-state: error: $F: not a regular file (a symbolic link)"
+	done
+	run --separate-stderr forge-state put "$F" <<<'new'
+	assert_failure 73
+	[ -L "$F" ]
 	assert_equal "$(cat "$D/target")" a=1
+	# A dangling link is not followed to create its target either.
+	ln -s "$SCRATCH/created" "$D/dangling"
+	run forge-state set "$D/dangling" a=1
+	assert_failure 73
+	[ ! -e "$SCRATCH/created" ]
+	# Nor is the lock file.
+	ln -s "$SCRATCH/lock-target" "$D/other.lock"
+	run --separate-stderr forge-state set "$D/other" a=1
+	assert_failure 73
+	assert_equal "$stderr" "forge-state: error: $D/other.lock: not a regular file (a symbolic link)"
+	[ ! -e "$SCRATCH/lock-target" ]
+	[ ! -e "$D/other" ]
 }
 
 @test "a 1 MB value round-trips through get and survives updates of other keys" {
@@ -340,8 +358,8 @@ no_temp_files() {
 	strace -f -qq -o "$SCRATCH/trace-append" -e trace=open,openat,creat \
 		forge-state append "$D/timeline" '{}'
 	cat "$SCRATCH/trace-append" >>"$SCRATCH/trace"
-	grep -q "\"$F.lock\", O_RDWR|O_CREAT|O_CLOEXEC" "$SCRATCH/trace"
-	grep -q "\"$D/timeline.lock\", O_RDWR|O_CREAT|O_CLOEXEC" "$SCRATCH/trace"
+	grep -q "\"$F.lock\", O_RDWR|O_CREAT|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC" "$SCRATCH/trace"
+	grep -q "\"$D/timeline.lock\", O_RDWR|O_CREAT|O_NONBLOCK|O_NOFOLLOW|O_CLOEXEC" "$SCRATCH/trace"
 	# The lock, FILE, the temporary file, the directory: all close-on-exec.
 	opens=$(grep -E "open(at)?\(.*\"$D" "$SCRATCH/trace")
 	[ "$(printf '%s\n' "$opens" | wc -l)" -ge 6 ]
@@ -416,6 +434,8 @@ no_temp_files() {
 	[ "$succeeded" -lt 200 ] || fail "no writer was killed; the test proved nothing"
 	run forge-state incr "$F" n
 	assert_output $((final + 1))
+	# The temporary files that kills left are gone with that update.
+	no_temp_files
 }
 
 @test "SIGTERM, SIGINT or SIGHUP mid-update: the update finishes first, no temporary file is left" {
@@ -498,6 +518,89 @@ no_temp_files() {
 	assert_equal "$(cat "$T"; echo .)" "$(printf '{"a":1}\n{"torn\n{"b":2}\n.')"
 }
 
+@test "append FILE - reads the line from standard input, of any length" {
+	T="$D/timeline.jsonl"
+	# 300 KB: more than one argument may hold (128 KiB on Linux).
+	line=$(head -c 300000 /dev/zero | tr '\0' x)
+	printf '%s\n' "$line" | forge-state append "$T" -
+	printf 'no newline' | forge-state append "$T" -
+	: | forge-state append "$T" -
+	assert_equal "$(sed -n 1p "$T")" "$line"
+	assert_equal "$(sed -n 2p "$T")" 'no newline'
+	assert_equal "$(wc -l <"$T")" 3
+	run --separate-stderr forge-state append "$T" - <<<"$(printf 'two\nlines')"
+	assert_failure 64
+	[[ $stderr == *'LINE contains a newline'* ]]
+	assert_equal "$(wc -l <"$T")" 3
+}
+
+@test "put replaces a whole file with standard input, atomically, keeping its mode" {
+	P="$D/record.json"
+	printf '{"a":1}\n' | forge-state put "$P"
+	assert_equal "$(cat "$P")" '{"a":1}'
+	chmod 600 "$P"
+	printf 'x\ny\n' | forge-state put "$P"
+	assert_equal "$(cat "$P"; echo .)" "$(printf 'x\ny\n.')"
+	assert_equal "$(stat -c %a "$P")" 600
+	no_temp_files
+	run forge-state put "$P" extra
+	assert_failure 64
+}
+
+@test "a FIFO, a device or a folder where FILE or FILE.lock belongs: 73 naming it, never a hang" {
+	mkfifo "$F"
+	for args in 'set a=1' 'incr a' 'get a' 'dump' 'append x'; do
+		read -ra words <<<"$args"
+		run --separate-stderr timeout 10 forge-state "${words[0]}" "$F" "${words[@]:1}"
+		[ "$status" -eq 73 ] || fail "$args gave $status"
+		assert_equal "$stderr" "forge-state: error: $F: not a regular file (a FIFO)"
+	done
+	run --separate-stderr timeout 10 forge-state put "$F" </dev/null
+	assert_failure 73
+	mkfifo "$D/other.lock"
+	run --separate-stderr timeout 10 forge-state set "$D/other" a=1
+	assert_failure 73
+	assert_equal "$stderr" "forge-state: error: $D/other.lock: not a regular file (a FIFO)"
+	mkdir "$D/third.lock"
+	run --separate-stderr timeout 10 forge-state get "$D/third" a
+	assert_failure 73
+	assert_equal "$stderr" "forge-state: error: $D/third.lock: not a regular file (a directory)"
+	if mknod "$D/dev" c 1 3 2>/dev/null; then # /dev/null's numbers; needs root
+		run --separate-stderr timeout 10 forge-state append "$D/dev" x
+		assert_failure 73
+		assert_equal "$stderr" "forge-state: error: $D/dev: not a regular file (a device)"
+	else
+		[ "${CI:-}" != true ] || fail "CI runs as root and can make a device node"
+	fi
+}
+
+@test "temporary files a killed writer left are removed by the next update, and only those" {
+	forge-state set "$F" n=1
+	printf 'torn' >"$D/.breaker.Ab12Cd"     # what a SIGKILLed update leaves
+	printf 'keep' >"$D/.breaker.Ab12C"      # not the pattern: five letters
+	printf 'keep' >"$D/.breaker.Ab12Cd.x"   # nor this
+	printf 'keep' >"$D/.other.Ab12Cd"       # another file's
+	printf 'keep' >"$SCRATCH/target"
+	ln -s "$SCRATCH/target" "$D/.breaker.Zz99Zz" # a link: never followed or removed
+	mkdir "$D/.breaker.Dd00Dd"                   # a folder: left alone
+	# Not while another writer holds the lock: that one may be using it.
+	hold_lock "$F" 30
+	run forge-state -w 0 set "$F" n=2
+	assert_failure 75
+	[ -e "$D/.breaker.Ab12Cd" ]
+	kill "$HOLDER" && wait "$HOLDER" || :
+	HOLDER=
+	forge-state set "$F" n=2
+	[ ! -e "$D/.breaker.Ab12Cd" ]
+	for kept in .breaker.Ab12C .breaker.Ab12Cd.x .other.Ab12Cd; do
+		assert_equal "$(cat "$D/$kept")" keep
+	done
+	[ -L "$D/.breaker.Zz99Zz" ]
+	[ -d "$D/.breaker.Dd00Dd" ]
+	assert_equal "$(cat "$SCRATCH/target")" keep
+	assert_equal "$(forge-state get "$F" n)" 2
+}
+
 # --- usage and errors ------------------------------------------------------
 
 @test "--help prints usage on stdout; --version prints the version" {
@@ -570,7 +673,7 @@ no_temp_files() {
 		read -ra words <<<"$args"
 		run --separate-stderr forge-state "${words[0]}" "$F" "${words[@]:1}"
 		[ "$status" -eq 73 ] || fail "$args gave $status"
-		assert_equal "$stderr" "forge-state: error: $F: not a regular file"
+		assert_equal "$stderr" "forge-state: error: $F: not a regular file (a directory)"
 	done
 	run forge-state append "$F" line
 	[ "$status" -eq 73 ]

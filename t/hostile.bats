@@ -108,3 +108,352 @@ teardown() {
 	forge-state set "$SCRATCH/big.state" other=1
 	[ "$(forge-state get "$SCRATCH/big.state" k | wc -c)" -eq 1000001 ]
 }
+
+# --- symlinks in .forge: never written, appended or deleted through --------
+
+# hostile_clone LINK TARGET: a repository that commits a symbolic link LINK
+# (a path under .forge/) pointing at TARGET, cloned, as a victim would get
+# it, into $SCRATCH/clones/victim; cd there. The folder the clone sits in
+# holds "precious" files that must survive anything forge does.
+hostile_clone() {
+	local origin=$SCRATCH/origin
+	cd "$SCRATCH"
+	rm -rf "$origin" "$SCRATCH/clones"
+	make_repo "$origin"
+	mkdir -p "$origin/$(dirname "$1")"
+	ln -s "$2" "$origin/$1"
+	git -C "$origin" add -f -- "$1"
+	git -C "$origin" commit -q -m "hostile $1"
+	mkdir -p "$SCRATCH/clones/precious-dir"
+	echo precious >"$SCRATCH/clones/precious"
+	echo precious >"$SCRATCH/clones/precious-dir/file"
+	git clone -q "$origin" "$SCRATCH/clones/victim"
+	cd "$SCRATCH/clones/victim"
+	[ -L "$1" ]
+	OUTSIDE=$(tree_hash "$SCRATCH/clones")
+}
+
+# outside_untouched: the clone's folder, apart from the clone itself, is as
+# it was (tree_hash leaves out .git and .forge, so hash the rest by hand).
+outside_untouched() {
+	[ "$(cat "$SCRATCH/clones/precious")" = precious ]
+	[ "$(cat "$SCRATCH/clones/precious-dir/file")" = precious ]
+	[ "$(find "$SCRATCH/clones" -mindepth 1 -maxdepth 1 | sort | tr '\n' ' ')" = \
+		"$SCRATCH/clones/precious $SCRATCH/clones/precious-dir $SCRATCH/clones/victim " ]
+	[ "$(find "$SCRATCH/clones/precious-dir" -mindepth 1 | wc -l)" -eq 1 ]
+}
+
+@test "a clone that commits .forge/runs -> ../..: refused with 73 naming it; nothing outside is touched" {
+	hostile_clone .forge/runs ../..
+	for args in '-- true' '--isolated -- true' '--change c -- false'; do
+		read -ra words <<<"$args"
+		run forge-verify "${words[@]}"
+		assert_failure 73
+		assert_output --partial "$PWD/.forge/runs is a symbolic link"
+		outside_untouched
+	done
+	[ ! -e .forge/timeline.jsonl ]
+}
+
+@test "every state path of .forge as a committed symlink: 73 naming it, never written through, for every mode" {
+	# Which modes use which path (the others must not touch it either).
+	uses() {
+		case "$1 $2" in
+		'.forge/changes --breaker' | '.forge/timeline.jsonl --breaker') return 1 ;;
+		'.forge/timeline.jsonl --report --change c') return 1 ;;
+		'.forge/breaker --report --change c') return 1 ;;
+		'.forge/changes/c.json '*--change*) return 0 ;;
+		'.forge/changes/c.json '*) return 1 ;;
+		esac
+	}
+	for link in .forge .forge/changes .forge/timeline.jsonl .forge/breaker .forge/changes/c.json; do
+		for target in ../.. ../../precious ../../precious-dir /nonexistent-forge-target; do
+			hostile_clone "$link" "$target"
+			for args in '-- true' '--change c -- false' '--reset' '--breaker' '--report --change c'; do
+				read -ra words <<<"$args"
+				run timeout 60 forge-verify "${words[@]}"
+				if uses "$link" "$args"; then
+					[ "$status" -eq 73 ] || fail "$link -> $target, forge-verify $args: status $status: $output"
+					assert_output --partial "$PWD/$link is a symbolic link"
+				else
+					[ "$status" -ne 124 ] || fail "$link -> $target, forge-verify $args: a hang"
+				fi
+				outside_untouched
+				[ ! -e /nonexistent-forge-target ]
+			done
+			[ -L "$link" ] # refused, not replaced: it is a tracked file of the clone
+		done
+	done
+}
+
+@test "forge-sandbox's record under a symlinked .forge: refused with a warning, nothing created outside" {
+	hostile_clone .forge ../precious-dir
+	run sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_sandbox_egress= forge_sandbox_image=img &&
+		forge_sandbox_record_create "$PWD" forge-x'
+	assert_success
+	assert_output --partial "cannot record the egress rules of forge-x in $PWD/.forge/sandbox/forge-x: $PWD/.forge is a symbolic link"
+	outside_untouched
+}
+
+@test "symlinks inside .forge/runs are neither followed nor removed by pruning" {
+	forge_test_repo
+	mkdir -p "$SCRATCH/victim" "$SCRATCH/victim2" .forge/runs
+	echo keep >"$SCRATCH/victim/file"
+	echo keep >"$SCRATCH/victim2/file"
+	ln -s "$SCRATCH/victim" .forge/runs/0-x
+	ln -s "$SCRATCH/victim2" .forge/runs/20200101T000000Z-999999
+	for i in $(seq 1 22); do mkdir ".forge/runs/1-$i"; done
+	for _ in 1 2 3; do
+		run forge-verify -q -- true
+		assert_success
+	done
+	[ "$(cat "$SCRATCH/victim/file")" = keep ]
+	[ "$(cat "$SCRATCH/victim2/file")" = keep ]
+	[ -L .forge/runs/0-x ]
+	[ -L .forge/runs/20200101T000000Z-999999 ]
+}
+
+@test "run folders are 0700 and logs 0600, whatever the umask" {
+	forge_test_repo
+	umask 022
+	forge-verify -q -- sh -c 'echo secret' >/dev/null
+	echo '{"verify": {"steps": [{"name": "a b", "run": "echo secret"}]}}' >forge.json
+	forge-verify -q >/dev/null
+	[ "$(stat -c %a .forge/runs)" = 700 ]
+	for d in .forge/runs/*/; do [ "$(stat -c %a "$d")" = 700 ]; done
+	[ "$(find .forge/runs -name '*.log' | wc -l)" -eq 2 ]
+	for f in .forge/runs/*/*.log; do [ "$(stat -c %a "$f")" = 600 ]; done
+}
+
+# --- special files: a FIFO, a device or a folder where a file belongs --------
+
+@test "a FIFO at each state file: 73 naming it within seconds, never a hang (also --breaker, --report, --reset)" {
+	forge_test_repo
+	forge-verify -q -- true
+	# Which modes use which file (the others must not hang either).
+	uses() {
+		case "$1 $2" in
+		'breaker '*--report* | 'breaker.lock '*--report*) return 1 ;;
+		'timeline.jsonl --breaker' | 'timeline.jsonl --report --change c') return 1 ;;
+		'changes/c.json '*--change*) return 0 ;;
+		'changes/c.json '*) return 1 ;;
+		esac
+	}
+	for f in breaker timeline.jsonl changes/c.json breaker.lock; do
+		rm -rf .forge/"$f"
+		mkfifo .forge/"$f"
+		for args in '-- true' '--change c -- true' '--breaker' '--reset' '--report' '--report --change c'; do
+			read -ra words <<<"$args"
+			SECONDS=0
+			run timeout 30 forge-verify "${words[@]}"
+			[ "$SECONDS" -lt 20 ] || fail "forge-verify $args with a FIFO at $f took $SECONDS s"
+			if uses "$f" "$args"; then
+				[ "$status" -eq 73 ] || fail "$f, forge-verify $args: status $status: $output"
+				assert_output --partial ".forge/$f"
+			else
+				[ "$status" -ne 124 ] || fail "$f, forge-verify $args: a hang"
+			fi
+		done
+		rm -f .forge/"$f"
+	done
+}
+
+@test "a folder or a FIFO where .forge, runs/ or changes/ belongs: 73 naming it" {
+	forge_test_repo
+	echo not-a-folder >.forge
+	run forge-verify -- true
+	assert_failure 73
+	assert_output --partial "$PWD/.forge is a regular file, not a folder"
+	rm .forge
+	mkdir .forge
+	mkfifo .forge/runs
+	run timeout 30 forge-verify -- true
+	assert_failure 73
+	assert_output --partial "$PWD/.forge/runs is a FIFO, not a folder"
+	rm .forge/runs
+	mkdir .forge/breaker
+	run timeout 30 forge-verify -- true
+	assert_failure 73
+	assert_output --partial "$PWD/.forge/breaker is a folder, not a regular file"
+}
+
+@test "SIGTERM to a run whose breaker is a FIFO: it ends, its EXIT trap does not hang" {
+	forge_test_repo
+	forge-verify -q -- true
+	forge-verify -q -- sleep 30 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do [ -n "$(find .forge/runs -name '*.log' -newer .forge/breaker)" ] && break; sleep 0.1; done
+	rm .forge/breaker
+	mkfifo .forge/breaker
+	kill -TERM "$pid"
+	SECONDS=0
+	wait "$pid" || :
+	[ "$SECONDS" -lt 20 ]
+}
+
+# --- option-like values: data, never options -------------------------------
+
+@test "a change ID '-rf' and a step named '-e': recorded as data, verdicts right" {
+	forge_test_repo
+	echo '{"verify": {"breaker": {"threshold": 100}}}' >forge.json
+	run forge-verify -q --change -rf -- false
+	assert_failure 1
+	assert_output 'Verdict: FAIL'
+	[ "$(forge-state get .forge/breaker streak)" = 1 ]
+	jq -e '.change == "-rf" and .verdict == "FAIL"' .forge/changes/-rf.json
+	run forge-verify --report --change -rf
+	assert_success
+	for name in -e -f --args --arg -rf --; do
+		jq -n --arg n "$name" '{verify: {steps: [{name: $n, run: "true"}]}}' >forge.json
+		run forge-verify -q
+		assert_success
+		[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].name')" = "$name" ]
+	done
+	# A step whose command starts with '-' is a command, not a shell option.
+	echo '{"verify": {"steps": [{"name": "x", "run": "-e"}]}}' >forge.json
+	run forge-verify -q
+	assert_failure
+	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].run')" = -e ]
+}
+
+@test "change IDs made of dots only are usage errors; nothing is created" {
+	forge_test_repo
+	for id in . .. ... ....; do
+		run forge-verify --change "$id" -- true
+		assert_failure 64
+		assert_output --partial "invalid change ID '$id'"
+	done
+	[ ! -e .forge ]
+	run forge-verify -q --change .a. -- true
+	assert_success
+	[ -f .forge/changes/.a..json ]
+}
+
+@test "a command line longer than one argument may be: verified and recorded whole" {
+	forge_test_repo
+	run forge-verify -q -- true $(seq 100000 130000)
+	assert_success
+	assert_output 'Verdict: PASS'
+	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].run | length')" -gt 131072 ]
+	run forge-verify -q --change long -- false $(seq 100000 130000)
+	assert_failure 1
+	jq -e '.verdict == "FAIL" and (.steps[0].run | endswith(" 130000"))' .forge/changes/long.json
+}
+
+# --- numbers: what validation accepts, forge-timeout runs -------------------
+
+@test "time limits: forge-verify --timeout and forge-timeout accept exactly the same values" {
+	forge_test_repo
+	# Accepted or not (64): a tiny limit may well time out, that is a verdict.
+	echo '{"verify": {"breaker": {"threshold": 1000}}}' >forge.json
+	for secs in 5 0.5 .25 5. 0.001 .001 999999999 999999999.999 007 \
+		0.0009 0.0009999999999 0.00000001 1000000000 99999999999 1e3 1e-7 -1 +1 '' . 0x10 5s inf; do
+		forge-timeout "$secs" true 2>/dev/null && t=0 || t=$?
+		run forge-verify -q --timeout "$secs" -- true
+		[ "$t" -eq 0 ] || [ "$t" -eq 64 ] || [ "$t" -eq 124 ] || fail "forge-timeout '$secs': $t"
+		if [ "$t" -eq 64 ]; then
+			[ "$status" -eq 64 ] || fail "--timeout '$secs': forge-verify $status, forge-timeout refuses it"
+		else
+			[ "$status" -ne 64 ] || fail "--timeout '$secs': forge-verify refuses it, forge-timeout takes it"
+		fi
+	done
+	# 0 is forge-timeout's "no limit", not a limit forge-verify takes.
+	run forge-verify --timeout 0 -- true
+	assert_failure 64
+}
+
+@test "out-of-range numbers in the configuration: 65 naming the key before anything runs, never a FAIL" {
+	forge_test_repo
+	for cfg in '{"verify": {"timeout": 1e10}}' '{"verify": {"timeout": 1e-7}}' \
+		'{"verify": {"steps": [{"run": "touch ran", "timeout": 0.00000001}]}}' \
+		'{"verify": {"breaker": {"threshold": 1e20}}}' '{"verify": {"breaker": {"threshold": 0}}}' \
+		'{"verify": {"keepRuns": 0}}' '{"verify": {"keepRuns": 2.5}}' '{"verify": {"keepRuns": "20"}}'; do
+		printf '%s\n' "$cfg" >forge.json
+		run forge-verify -- touch ran
+		assert_failure 65
+		assert_output --partial 'forge.json: key verify.'
+		assert_output --partial ': expected a'
+		refute_output --partial 'Illegal number'
+		[ ! -e ran ]
+	done
+	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
+	run grep -c '"verdict":"FAIL"' .forge/timeline.jsonl
+	assert_output 0
+	echo '{"verify": {"timeout": 0.001, "breaker": {"threshold": 999999999}, "keepRuns": 1}}' >forge.json
+	run forge-verify -q -- true
+	assert_success
+}
+
+@test "a hostile breaker file (threshold 1e20, a 30-digit streak): a clear 65 or the default, never 'Illegal number'" {
+	forge_test_repo
+	forge-verify -q -- false || :
+	printf 'streak=%s\nthreshold=3\n' 123456789012345678901234567890 >.forge/breaker
+	run forge-verify -- false
+	assert_failure 65
+	assert_output --partial 'key streak: not a count'
+	refute_output --partial 'Illegal number'
+	printf 'streak=1\nthreshold=1e20\n' >.forge/breaker
+	run forge-verify -- true
+	assert_success
+	refute_output --partial 'Illegal number'
+}
+
+# --- concurrency: 30 runs, clocks set back, live runs and retention --------
+
+@test "30 concurrent 'forge-verify -- true': 30 PASS, 30 intact records" {
+	forge_test_repo
+	for i in $(seq 1 30); do
+		forge-verify -q -- true >"$SCRATCH/out.$i" 2>&1 &
+	done
+	wait
+	[ "$(cat "$SCRATCH"/out.* | sort | uniq -c | sed 's/^ *//')" = '30 Verdict: PASS' ]
+	[ "$(jq -r .verdict .forge/timeline.jsonl | sort | uniq -c | sed 's/^ *//')" = '30 PASS' ]
+	# Each run's log survived its own run.
+	for run in $(jq -r .run .forge/timeline.jsonl | tail -n 20); do
+		[ -f ".forge/runs/$run/1-command.log" ]
+	done
+}
+
+@test "20 run folders dated in the future (clock set back): later runs PASS, the breaker stays closed" {
+	forge_test_repo
+	forge-verify -q -- true
+	for i in $(seq 10 29); do
+		mkdir ".forge/runs/209901${i}T000000Z-$((4000000 + i))"
+		echo "$((4000000 + i)) 1" >".forge/runs/209901${i}T000000Z-$((4000000 + i))/.owner"
+	done
+	for _ in 1 2 3; do
+		run forge-verify -q -- true
+		assert_success
+	done
+	run forge-verify --breaker
+	assert_success
+	[ -z "$(find .forge/runs -name '2099*')" ] # dead, unrecorded: pruned
+}
+
+@test "a run that is still going keeps its folder while 25 later runs finish" {
+	forge_test_repo
+	forge-verify -q -- sh -c 'echo started; while [ ! -e go ]; do sleep 0.1; done; echo finished' >"$SCRATCH/long.out" 2>&1 &
+	long=$!
+	for _ in $(seq 1 100); do [ -n "$(find .forge/runs -name '1-command.log' -size +0)" ] && break; sleep 0.1; done
+	long_dir=$(dirname "$(find .forge/runs -name '1-command.log' -size +0)")
+	for _ in $(seq 1 25); do forge-verify -q -- true >/dev/null; done
+	[ -d "$long_dir" ]
+	touch go
+	wait "$long"
+	[ "$(cat "$SCRATCH/long.out")" = 'Verdict: PASS' ]
+	[ "$(cat "$long_dir/1-command.log")" = "$(printf 'started\nfinished')" ]
+}
+
+@test "runs a change record names are kept past verify.keepRuns; --report's logs exist" {
+	forge_test_repo
+	echo '{"verify": {"keepRuns": 3}}' >forge.json
+	forge-verify -q --change keep-me -- true
+	kept=$(jq -r .run .forge/changes/keep-me.json)
+	for _ in $(seq 1 6); do forge-verify -q -- true >/dev/null; done
+	[ -f ".forge/runs/$kept/1-command.log" ]
+	[ "$(ls .forge/runs | wc -l)" -eq 4 ]
+	# A newer record for the change: the old run is an ordinary old run now.
+	forge-verify -q --change keep-me -- true
+	[ ! -e ".forge/runs/$kept" ]
+	[ -d ".forge/runs/$(jq -r .run .forge/changes/keep-me.json)" ]
+}

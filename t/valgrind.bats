@@ -32,6 +32,11 @@ vg() {
 	vg 1 "$H/forge-state" get "$F" missing
 	vg 0 "$H/forge-state" dump "$F"
 	vg 0 "$H/forge-state" append "$SCRATCH/lines" '{"x":1}'
+	vg 0 "$H/forge-state" append "$SCRATCH/lines" - <<<'{"x":2}'
+	printf 'stale' >"$SCRATCH/.rec.Ab12Cd"
+	vg 0 "$H/forge-state" put "$SCRATCH/rec" <<<'{"x":3}'
+	mkfifo "$SCRATCH/fifo"
+	vg 73 "$H/forge-state" get "$SCRATCH/fifo" a
 	vg 65 "$H/forge-state" incr "$F" b
 	vg 64 "$H/forge-state" set "$F" 'bad key=1'
 	vg 64 "$H/forge-state" bogus
