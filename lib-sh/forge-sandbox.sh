@@ -612,7 +612,7 @@ forge_sandbox_record_create() {
 			"image=$forge_sandbox_image" "resources=$forge_sandbox_resources" "created=$forge_ts"; then
 		return 0
 	fi
-	forge_warn "cannot record what $2 is created with in $1/.forge/sandbox/$2"
+	forge_warn "cannot record what $2 is created with in $1/.forge/sandbox/$2${forge_state_refusal:+: $forge_state_refusal}"
 }
 
 # forge_sandbox_record_remove ROOT NAME: removes sandbox NAME's record.
