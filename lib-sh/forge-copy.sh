@@ -729,3 +729,157 @@ forge_prune_legacy() {
 	rmdir -- "$forge_common_dir/forge" 2>/dev/null || :
 }
 
+# --- dependencies and build caches (SPEC 3.5) ------------------------------------
+
+# forge_isolated_detect ROOT: sets forge_detect_setup, forge_detect_keep and
+# forge_detect_key (JSON arrays) to what the project type at ROOT needs in a
+# copy: npm installs its dependencies (npm ci from a lockfile) into a kept
+# node_modules, keyed on the lockfile (or on package.json and .npmrc without
+# one); cargo keeps target/.
+forge_isolated_detect() {
+	forge_detect_setup='[]' forge_detect_keep='[]' forge_detect_key='[]'
+	if [ -f "$1/package.json" ]; then
+		forge_detect_keep='["node_modules"]'
+		if [ -f "$1/package-lock.json" ]; then
+			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
+			forge_detect_key='["package-lock.json"]'
+		elif [ -f "$1/npm-shrinkwrap.json" ]; then
+			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
+			forge_detect_key='["npm-shrinkwrap.json"]'
+		else
+			forge_detect_setup='[{"name":"setup","run":"npm install"}]'
+			forge_detect_key='["package.json",".npmrc"]'
+		fi
+	elif [ -f "$1/Cargo.toml" ]; then
+		forge_detect_keep='["target"]'
+	fi
+}
+
+# forge_isolated_plan ROOT: sets forge_isolated_setup (a JSON array of
+# steps), forge_isolated_keep and forge_isolated_key (newline-separated
+# paths) from verify.isolated.{setup,keep,setupKey} in the merged
+# configuration, each key that is not set there from detection at ROOT. A
+# configured setup without a setupKey has no key. Needs forge_config.
+forge_isolated_plan() {
+	forge_isolated_detect "$1"
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_plan_out=$(printf '%s' "$forge_config" | jq -r --argjson ds "$forge_detect_setup" \
+		--argjson dk "$forge_detect_keep" --argjson dkey "$forge_detect_key" '
+		(.verify.isolated // {}) as $i
+		| (if $i | has("setup") then [$i.setup, ($i.setupKey // [])]
+		   else [$ds, ($i.setupKey // $dkey)] end) as [$setup, $key]
+		| ($i.keep // $dk) as $keep
+		| ([$setup | to_entries[] | select((.value.run | type) != "string" or .value.run == "") | .key]
+		   | first // null) as $bad
+		| if $bad != null then "E\tverify.isolated.setup[\($bad)].run: a non-empty shell command is required"
+		  else "\($setup | tojson)", "K\($keep | join("\n"))", "\u0001\($key | join("\n"))" end') ||
+		forge_die 70 "jq failed while reading verify.isolated"
+	case $forge_plan_out in
+	"E	"*) forge_die 65 "configuration: key ${forge_plan_out#??}" ;;
+	esac
+	forge_isolated_setup=${forge_plan_out%%"
+"*}
+	forge_plan_out=${forge_plan_out#*"
+K"}
+	forge_plan_sep=$(printf '\001')
+	forge_isolated_keep=${forge_plan_out%%"
+$forge_plan_sep"*}
+	forge_isolated_key=${forge_plan_out#*"$forge_plan_sep"}
+}
+
+# forge_isolated_stamp COPY: prints a digest of the setup steps, the keep
+# paths and the content of every key file in COPY (a key that is missing or
+# not a regular file counts as such; a symbolic link or a FIFO is never read).
+forge_isolated_stamp() {
+	{
+		printf '%s\n' "$forge_isolated_setup" "$forge_isolated_keep"
+		forge_stamp_rest=$forge_isolated_key
+		while [ -n "$forge_stamp_rest" ]; do
+			forge_stamp_key=${forge_stamp_rest%%"
+"*}
+			case $forge_stamp_rest in *'
+'*) forge_stamp_rest=${forge_stamp_rest#*"
+"} ;; *) forge_stamp_rest= ;; esac
+			printf 'key %s\n' "$forge_stamp_key"
+			if [ -f "$1/$forge_stamp_key" ] && [ ! -L "$1/$forge_stamp_key" ]; then
+				sha256sum <"$1/$forge_stamp_key"
+			else
+				echo missing
+			fi
+		done
+	} | sha256sum
+}
+
+# forge_isolated_setup_run COPY [STATE]: runs the setup steps in COPY before
+# the verify steps, logged like steps (setup-<n>-<name>.log). With STATE (a
+# warm slot's folder), only when the stamp (forge_isolated_stamp) differs
+# from that of the slot's last successful setup or a keep path that setup
+# left is gone. A failing setup step exits 69 (an ERROR, not a FAIL).
+forge_isolated_setup_run() {
+	[ "$forge_isolated_setup" != '[]' ] || return 0
+	forge_require_tool sha256sum
+	forge_setup_stamp=$(forge_isolated_stamp "$1") || forge_die 70 "cannot digest the setup keys"
+	if [ -n "${2:-}" ] && forge_isolated_setup_current "$1" "$2/setup"; then
+		[ "${forge_quiet:-0}" = 1 ] ||
+			printf 'Setup: up to date in this warm slot (%s unchanged)\n' \
+				"$(printf '%s' "${forge_isolated_key:-the setup}" | tr '\n' ' ')" >&2
+		return 0
+	fi
+	[ -z "${2:-}" ] || rm -f -- "$2/setup"
+	forge_exec_dir=$1
+	forge_setup_count=$(printf '%s' "$forge_isolated_setup" | jq length) ||
+		forge_die 70 "jq failed while counting the setup steps"
+	forge_setup_saved=${forge_steps:-}
+	forge_steps=$forge_isolated_setup
+	forge_setup_n=0
+	while [ "$forge_setup_n" -lt "$forge_setup_count" ]; do
+		forge_step_get "$forge_setup_n" "$forge_default_timeout"
+		forge_setup_n=$((forge_setup_n + 1))
+		forge_setup_log=setup-$forge_setup_n-$forge_step_file.log
+		forge_step_exec "$forge_run_dir/$forge_setup_log" "$forge_step_timeout" sh -c "$forge_step_run"
+		forge_exit_signal
+		if [ "${forge_quiet:-0}" != 1 ]; then
+			case $forge_step_exit in
+			0) forge_setup_result=ok ;;
+			124) forge_setup_result="ERROR timeout" ;;
+			*) forge_setup_result="ERROR exit $forge_step_exit" ;;
+			esac
+			printf 'Setup: %s (%s) %s %s\n' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
+				"$(forge_fmt_secs "$forge_step_ms")" >&2
+			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
+				tail -n 40 -- "$forge_run_dir/$forge_setup_log" >&2
+		fi
+		[ "$forge_step_exit" = 0 ] ||
+			forge_die 69 "setup step '$forge_step_name' failed ($forge_setup_result): log .forge/runs/$forge_run_id/$forge_setup_log"
+	done
+	forge_steps=$forge_setup_saved
+	[ -n "${2:-}" ] || return 0
+	# The stamp, then the keep paths that setup left (their loss means
+	# setting up again).
+	{
+		printf '%s\n' "$forge_setup_stamp"
+		forge_stamp_rest=$forge_isolated_keep
+		while [ -n "$forge_stamp_rest" ]; do
+			forge_stamp_key=${forge_stamp_rest%%"
+"*}
+			case $forge_stamp_rest in *'
+'*) forge_stamp_rest=${forge_stamp_rest#*"
+"} ;; *) forge_stamp_rest= ;; esac
+			[ ! -d "$1/$forge_stamp_key" ] || printf '%s\n' "$forge_stamp_key"
+		done
+	} >"$2/setup.$$" && mv -f -- "$2/setup.$$" "$2/setup" ||
+		forge_die 73 "cannot write $2/setup"
+}
+
+# forge_isolated_setup_current COPY FILE: true when FILE records the current
+# stamp and every keep path it lists is still a folder in COPY.
+forge_isolated_setup_current() {
+	[ -f "$2" ] && [ ! -L "$2" ] || return 1
+	{
+		IFS= read -r forge_current_stamp || return 1
+		[ "$forge_current_stamp" = "$forge_setup_stamp" ] || return 1
+		while IFS= read -r forge_current_keep; do
+			[ -d "$1/$forge_current_keep" ] && [ ! -L "$1/$forge_current_keep" ] || return 1
+		done
+	} <"$2"
+}

@@ -232,3 +232,151 @@ exit 0'
 	[ ! -e "$(pool)" ]
 }
 
+# --- dependencies and build caches: keep, setup, setupKey (SPEC 3.5) ------------------
+
+# npm_project: a package with one dev dependency (is-number, no dependencies
+# of its own) and its lockfile. npm ci fetches it from the npm registry.
+npm_project() {
+	cat >package.json <<-'JSON'
+	{
+	  "name": "forge-npm-fixture",
+	  "version": "1.0.0",
+	  "private": true,
+	  "scripts": {"test": "node -e \"require('is-number')\""},
+	  "devDependencies": {"is-number": "7.0.0"}
+	}
+	JSON
+	cat >package-lock.json <<-'JSON'
+	{
+	  "name": "forge-npm-fixture",
+	  "version": "1.0.0",
+	  "lockfileVersion": 3,
+	  "requires": true,
+	  "packages": {
+	    "": {
+	      "name": "forge-npm-fixture",
+	      "version": "1.0.0",
+	      "devDependencies": {"is-number": "7.0.0"}
+	    },
+	    "node_modules/is-number": {
+	      "version": "7.0.0",
+	      "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+	      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+	      "dev": true,
+	      "engines": {"node": ">=0.12.0"}
+	    }
+	  }
+	}
+	JSON
+	printf 'node_modules/\n' >.gitignore
+	git add -A && git commit -q -m npm
+}
+
+@test "npm (real registry): setup runs npm ci in every cold copy, in a warm slot again only when the lockfile changed" {
+	command -v npm >/dev/null || [ "${CI:-}" != true ] || fail "npm is required in CI"
+	command -v npm >/dev/null || skip "npm not installed"
+	npm_project
+	# The real tree has no node_modules: without setup, npm test fails.
+	run forge-verify --isolated --warm
+	assert_success
+	assert_output --partial 'Setup: setup (npm ci) ok'
+	ls .forge/runs/*/setup-1-setup.log
+	# The step marks the kept node_modules: a reinstall would remove the mark.
+	run forge-verify --isolated --warm -- sh -c 'node -e "require(\"is-number\")" && touch node_modules/forge-mark'
+	assert_success
+	assert_output --partial 'Setup: up to date in this warm slot (package-lock.json unchanged)'
+	refute_output --partial 'npm ci'
+	run forge-verify --isolated --warm -- test -e node_modules/forge-mark
+	assert_success
+	# An edit elsewhere changes nothing; the lockfile's content does.
+	echo '// edit' >>index.js
+	run forge-verify --isolated --warm -- test -e node_modules/forge-mark
+	assert_success
+	printf '\n' >>package-lock.json
+	run forge-verify --isolated --warm -- test ! -e node_modules/forge-mark
+	assert_success
+	assert_output --partial 'Setup: setup (npm ci) ok'
+	# Cold: every time; warm and cold agree.
+	for _ in 1 2; do
+		run forge-verify --isolated
+		assert_success
+		assert_output --partial 'Setup: setup (npm ci) ok'
+	done
+	[ ! -e node_modules ]
+}
+
+@test "a configured setup without setupKey: once per warm slot, every cold copy; keep paths survive, others not" {
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "echo run >>\"$SETUP_LOG\"; mkdir -p deps && echo installed >deps/lib"}], "keep": ["deps"]}}}' >forge.json
+	printf 'deps/\nout/\n' >.gitignore
+	git add -A && git commit -q -m setup
+	export SETUP_LOG=$SCRATCH/setup.log
+	for _ in 1 2 3; do
+		run forge-verify --isolated --warm -- sh -c 'test -f deps/lib && test ! -e out && mkdir out'
+		assert_success
+	done
+	[ "$(wc -l <"$SETUP_LOG")" -eq 1 ]
+	run forge-verify --isolated -- test -f deps/lib
+	assert_success
+	run forge-verify --isolated -- test -f deps/lib
+	assert_success
+	[ "$(wc -l <"$SETUP_LOG")" -eq 3 ]
+	# A step that removes a kept folder makes the next run set up again.
+	run forge-verify --isolated --warm -- rm -rf deps
+	assert_success
+	run forge-verify --isolated --warm -- test -f deps/lib
+	assert_success
+	[ "$(wc -l <"$SETUP_LOG")" -eq 4 ]
+}
+
+@test "a failing setup is an ERROR (69) with its log; no step runs; the streak is left alone" {
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "echo broken; exit 3"}]}}}' >forge.json
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -- touch "$SCRATCH/ran"
+		assert_failure 69
+		assert_output --partial "Setup: deps (echo broken; exit 3) ERROR exit 3"
+		assert_output --partial broken
+		assert_output --partial "setup step 'deps' failed"
+		[ ! -e "$SCRATCH/ran" ]
+		[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
+		grep -q broken .forge/runs/"$(tail -n 1 .forge/timeline.jsonl | jq -r .run)"/setup-1-deps.log
+	done
+	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
+	# Without --isolated, setup does not run.
+	run forge-verify -- true
+	assert_success
+}
+
+@test "a kept folder a step replaced with a symlink is removed, never written through" {
+	mkdir "$SCRATCH/outside"
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "mkdir -p deps && echo installed >deps/lib"}], "keep": ["deps"]}}}' >forge.json
+	printf 'deps\n' >.gitignore
+	git add -A && git commit -q -m setup
+	run forge-verify --isolated --warm -- sh -c "rm -rf deps && ln -s '$SCRATCH/outside' deps"
+	assert_success
+	run forge-verify --isolated --warm -- sh -c 'test -f deps/lib && test ! -L deps'
+	assert_success
+	assert_output --partial 'Setup: deps'
+	[ -z "$(ls -A "$SCRATCH/outside")" ]
+}
+
+@test "cargo: target/ is kept between warm runs by default, not in cold copies" {
+	printf '[package]\nname = "x"\nversion = "0.1.0"\n' >Cargo.toml
+	printf 'target/\n' >.gitignore
+	git add -A && git commit -q -m cargo
+	run forge-verify --isolated --warm -- sh -c 'mkdir -p target && touch target/built'
+	assert_success
+	run forge-verify --isolated --warm -- test -e target/built
+	assert_success
+	run forge-verify --isolated -- test ! -e target
+	assert_success
+}
+
+@test "keep and setupKey must be relative paths inside the repository (65)" {
+	for bad in '"keep": ["../x"]' '"keep": ["/abs"]' '"keep": ["a/*"]' '"setupKey": [".git/config"]' '"setupKey": ["a/../../b"]' '"setup": [{"run": ""}]'; do
+		echo "{\"verify\": {\"isolated\": {$bad}}}" >forge.json
+		run forge-verify --isolated -- touch "$SCRATCH/ran"
+		assert_failure 65
+		assert_output --partial 'verify.isolated.'
+		[ ! -e "$SCRATCH/ran" ]
+	done
+}
