@@ -406,9 +406,13 @@ forge_copy_snapshot_tree() {
 # --- cold copies ---------------------------------------------------------------
 
 # forge_copy_prune: removes cold copies whose owner is gone (a run that was
-# SIGKILLed). Prints each folder it removes when forge_prune_verbose=1.
+# SIGKILLed) from forge_tmp_base, else from an absolute TMPDIR (never from a
+# relative one: that would be a folder of the work tree). Prints each folder
+# it removes when forge_prune_verbose=1.
 forge_copy_prune() {
-	for forge_prune_tmp in "${forge_tmp_base:-${TMPDIR:-/tmp}}"/forge-verify.??????/; do
+	forge_prune_base=${forge_tmp_base:-${TMPDIR:-/tmp}}
+	case $forge_prune_base in /*) ;; *) return 0 ;; esac
+	for forge_prune_tmp in "$forge_prune_base"/forge-verify.??????/; do
 		forge_prune_tmp=${forge_prune_tmp%/}
 		[ -d "$forge_prune_tmp" ] && [ ! -L "$forge_prune_tmp" ] || continue
 		forge_copy_tmp_alive "$forge_prune_tmp" && continue
@@ -524,7 +528,6 @@ forge_pool_acquire() {
 	forge_copy_require_head "$1"
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
-	forge_copy_tmp_base
 	forge_copy_prune
 	forge_pool_slot=1
 	while :; do
@@ -649,8 +652,7 @@ forge_prune() {
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
 	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
 	forge_common_real=$forge_real
-	forge_tmp_base=${TMPDIR:-/tmp}
-	case $forge_tmp_base in /*) forge_copy_prune ;; esac
+	forge_copy_prune
 	forge_pool_base
 	forge_repo_id
 	forge_pool_remove "$forge_pool_base/$forge_repo_id"

@@ -145,6 +145,14 @@ exit 0'
 	assert_no_leftovers
 }
 
+@test "a relative TMPDIR does not stop a warm run, and nothing of the work tree is pruned as a stale copy" {
+	mkdir -p tmp/forge-verify.ffffff
+	echo mine >tmp/forge-verify.ffffff/file
+	TMPDIR=tmp run forge-verify --isolated --warm -- true
+	assert_success
+	[ "$(cat tmp/forge-verify.ffffff/file)" = mine ]
+}
+
 # --- warm slots are reset completely (SPEC 3.5) -------------------------------------
 
 @test "index flags, sparse-checkout, local config, refs and hooks a step sets do not reach the next warm run" {
