@@ -471,6 +471,19 @@ git worktree add -q ../extra-worktree'
 	[ "$(git log --format=%s -1)" = initial ]
 }
 
+@test "GIT_INDEX_FILE picks the index whose tracked files the copy holds" {
+	printf 'secret.txt\n' >.gitignore
+	git add .gitignore && git commit -q -m ignore
+	echo ignored-but-tracked >secret.txt
+	cp .git/index "$SCRATCH/other-index"
+	GIT_INDEX_FILE=$SCRATCH/other-index git add -f secret.txt
+	run forge-verify --isolated -- test ! -e secret.txt
+	assert_success
+	GIT_INDEX_FILE=$SCRATCH/other-index run forge-verify --isolated -- grep -q ignored-but-tracked secret.txt
+	assert_success
+	[ -z "$(git diff --cached --name-only)" ]
+}
+
 # hook_repo DIR: a repository with two tracked files, built identically
 # every time (fixed dates), so two of them can be compared commit for commit.
 hook_repo() {
