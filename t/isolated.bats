@@ -583,3 +583,13 @@ hook_state() {
 	[ -z "$(git status --porcelain)" ]
 	assert_no_leftovers
 }
+
+@test "a SHA-256 repository: the copy is one too, cold and warm" {
+	cd "$SCRATCH" && git init -q --object-format=sha256 sha && cd sha
+	echo one >a && git add a && git commit -q -m one
+	echo two >>a
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -- sh -c 'test "$(git rev-parse --show-object-format)" = sha256 && grep -q two a && git log --oneline -1'
+		assert_success
+	done
+}
