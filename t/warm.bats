@@ -178,9 +178,9 @@ exit 0'
 	check_copy --warm
 }
 
-@test "a step that replaces the slot's copy with a symlink cannot make the next run write through it" {
+@test "a step that replaces the slot's copy, state or lock with a symlink cannot make the next run write through it" {
 	mkdir "$SCRATCH/outside"
-	run forge-verify --isolated --warm -- sh -c "rm -rf ../repo && ln -s '$SCRATCH/outside' ../repo && ln -s '$SCRATCH/outside' ../repo.state"
+	run forge-verify --isolated --warm -- sh -c "rm -rf ../repo ../../1.state ../../1.lock && ln -s '$SCRATCH/outside' ../repo && ln -s '$SCRATCH/outside' ../../1.state && ln -s '$SCRATCH/outside/lock' ../../1.lock"
 	assert_success
 	echo change >>README
 	check_copy --warm
