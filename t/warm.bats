@@ -68,10 +68,11 @@ teardown() { forge_test_teardown; }
 
 @test "a broken slot is made anew" {
 	run forge-verify --isolated --warm -- true
-	rm -rf .git/worktrees
+	echo garbage >"$(pool)/1.state/index"
 	check_copy --warm
 	rm -rf "$(pool)/1/repo"
 	check_copy --warm
+	[ ! -d "$(pool)/2" ]
 }
 
 @test "SIGINT and SIGTERM mid-step: exit 130/143, the slot is free again, no temp dir" {
