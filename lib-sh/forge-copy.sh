@@ -103,15 +103,19 @@ forge_git_env_absolute() {
 # or changes its configuration (SPEC section 2), so git works on the
 # repository of the current directory: the copy.
 forge_git_env_unset() {
+	forge_env_count=${GIT_CONFIG_COUNT:-0}
+	forge_is_uint "$forge_env_count" || forge_env_count=0
+	[ "${#forge_env_count}" -le 4 ] || forge_env_count=10000
 	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
 		GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE \
 		GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_QUARANTINE_PATH \
 		GIT_SHALLOW_FILE GIT_GRAFT_FILE GIT_REPLACE_REF_BASE GIT_PREFIX
-	# GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> go with GIT_CONFIG_COUNT. Names
-	# only: a value spanning lines can at worst add a name to unset.
-	for forge_env_name in $(env | sed -n -e 's/^\(GIT_CONFIG_KEY_[0-9][0-9]*\)=.*/\1/p' \
-		-e 's/^\(GIT_CONFIG_VALUE_[0-9][0-9]*\)=.*/\1/p'); do
-		unset "$forge_env_name"
+	# GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>, n < GIT_CONFIG_COUNT, go with
+	# it (without the count git ignores them; they are unset for tidiness).
+	forge_env_n=0
+	while [ "$forge_env_n" -lt "$forge_env_count" ]; do
+		unset "GIT_CONFIG_KEY_$forge_env_n" "GIT_CONFIG_VALUE_$forge_env_n"
+		forge_env_n=$((forge_env_n + 1))
 	done
 }
 
