@@ -291,8 +291,8 @@ forge_copy_repo() {
 	# split index or fsmonitor from the user's global configuration, which
 	# would tie the index to files outside it.
 	forge_repo_cfg=$forge_repo_gd/config
-	git config -f "$forge_repo_cfg" core.splitIndex false &&
-		git config -f "$forge_repo_cfg" core.fsmonitor false ||
+	(forge_git_env_unset && git config -f "$forge_repo_cfg" core.splitIndex false &&
+		exec git config -f "$forge_repo_cfg" core.fsmonitor false) ||
 		forge_die 73 "cannot write $forge_repo_cfg"
 	: >"$3/config"
 	forge_source_git "$1" config --local --includes -z --get-regexp "$forge_carried_config" \

@@ -593,3 +593,22 @@ hook_state() {
 		assert_success
 	done
 }
+
+@test "Git LFS: the copy's LFS files have their content, borrowed from the source's LFS store" {
+	command -v git-lfs >/dev/null || [ "${CI:-}" != true ] || fail "git-lfs is required in CI"
+	command -v git-lfs >/dev/null || skip "git-lfs not installed"
+	git lfs install --local >/dev/null
+	git lfs track '*.bin' >/dev/null
+	echo committed-content >a.bin
+	git add -A && git commit -q -m lfs
+	echo uncommitted >>a.bin
+	before=$(git_state)
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -- sh -c 'cat a.bin; git config --get filter.lfs.process'
+		assert_success
+	done
+	for log in .forge/runs/*/1-command.log; do
+		[ "$(cat "$log")" = "$(printf 'committed-content\nuncommitted\ngit-lfs filter-process')" ]
+	done
+	[ "$(git_state)" = "$before" ]
+}
