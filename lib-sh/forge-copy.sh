@@ -71,6 +71,11 @@ forge_copy_tmp_alive() {
 	esac
 }
 
+# forge_is_real_dir PATH, forge_is_real_file PATH: PATH is a folder, a
+# regular file, and not through a symbolic link of its own.
+forge_is_real_dir() { [ -d "$1" ] && [ ! -L "$1" ]; }
+forge_is_real_file() { [ -f "$1" ] && [ ! -L "$1" ]; }
+
 # forge_rm_tree PATH: removes PATH (a symbolic link itself, never what it
 # points to), also when a step made parts of it read-only.
 forge_rm_tree() {
@@ -223,6 +228,7 @@ done'
 	# Prints the first path that is, or lies under, a symbolic link in the
 	# copy $1, and fails. Each file's folder is checked upwards until one
 	# known to be clean.
+	# shellcheck disable=SC2016 # a program for sh -c, not expanded here
 	forge_links_check_sh='copy=$1; shift
 clean=
 for p; do
@@ -313,7 +319,7 @@ forge_copy_repo() {
 		printf '%s\n' "$forge_head" >"$forge_repo_gd/HEAD"
 	fi || forge_die 73 "cannot write $forge_repo_gd/HEAD"
 	for forge_repo_file in shallow info/exclude; do
-		if [ -f "$forge_common_dir/$forge_repo_file" ] && [ ! -L "$forge_common_dir/$forge_repo_file" ]; then
+		if forge_is_real_file "$forge_common_dir/$forge_repo_file"; then
 			cp -- "$forge_common_dir/$forge_repo_file" "$forge_repo_gd/$forge_repo_file" ||
 				forge_die 73 "cannot write $forge_repo_gd/$forge_repo_file"
 		fi
@@ -389,21 +395,23 @@ forge_git_apply() {
 # what changed is hashed. The objects go to the copy, never to the source.
 forge_copy_snapshot_tree() {
 	forge_copy_index=$2/index
-	if [ -f "$1/.git/index" ]; then
-		cp -- "$1/.git/index" "$forge_copy_index"
-	else
-		forge_copy_git "$1" read-tree "$forge_head"
-	fi &&
-		if [ -s "$2/changes.patch" ]; then
-			forge_git_apply "$1" --cached "$2/changes.patch"
+	if ! {
+		if [ -f "$1/.git/index" ]; then
+			cp -- "$1/.git/index" "$forge_copy_index"
+		else
+			forge_copy_git "$1" read-tree "$forge_head"
 		fi &&
-		if [ -s "$2/untracked" ]; then
-			forge_copy_git "$1" update-index --add -z --stdin <"$2/untracked"
-		fi &&
-		forge_copy_tree=$(forge_copy_git "$1" write-tree) || {
+			if [ -s "$2/changes.patch" ]; then
+				forge_git_apply "$1" --cached "$2/changes.patch"
+			fi &&
+			if [ -s "$2/untracked" ]; then
+				forge_copy_git "$1" update-index --add -z --stdin <"$2/untracked"
+			fi &&
+			forge_copy_tree=$(forge_copy_git "$1" write-tree)
+	}; then
 		forge_copy_index=
 		forge_die 74 "cannot compute the tree of the verified snapshot"
-	}
+	fi
 	forge_copy_index=
 }
 
@@ -418,7 +426,7 @@ forge_copy_prune() {
 	case $forge_prune_base in /*) ;; *) return 0 ;; esac
 	for forge_prune_tmp in "$forge_prune_base"/forge-verify.??????/; do
 		forge_prune_tmp=${forge_prune_tmp%/}
-		[ -d "$forge_prune_tmp" ] && [ ! -L "$forge_prune_tmp" ] || continue
+		forge_is_real_dir "$forge_prune_tmp" || continue
 		forge_copy_tmp_alive "$forge_prune_tmp" && continue
 		forge_prune_note "$forge_prune_tmp"
 		forge_rm_tree "$forge_prune_tmp" || :
@@ -499,7 +507,7 @@ forge_pool_dir_prepare() {
 		forge_rm_tree "$1" || forge_die 73 "cannot remove $1"
 	fi
 	# Another run may make it at the same moment.
-	[ -d "$1" ] || mkdir -m 700 -- "$1" 2>/dev/null || { [ -d "$1" ] && [ ! -L "$1" ]; } ||
+	[ -d "$1" ] || mkdir -m 700 -- "$1" 2>/dev/null || forge_is_real_dir "$1" ||
 		forge_die 73 "cannot create $1"
 }
 
@@ -516,8 +524,8 @@ forge_pool_repo() {
 	forge_pool_dir_prepare "$forge_pool"
 	forge_read_file "$forge_pool/source" 2>/dev/null || forge_file=
 	if [ "$forge_file" != "$forge_common_real" ]; then
-		printf '%s\n' "$forge_common_real" >"$forge_pool/source.$$" &&
-			mv -f -- "$forge_pool/source.$$" "$forge_pool/source" ||
+		{ printf '%s\n' "$forge_common_real" >"$forge_pool/source.$$" &&
+			mv -f -- "$forge_pool/source.$$" "$forge_pool/source"; } ||
 			forge_die 73 "cannot write $forge_pool/source"
 	fi
 }
@@ -578,7 +586,7 @@ forge_pool_acquire() {
 forge_pool_reset() {
 	forge_reset_scratch=$forge_pool_state/scratch
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_reset_scratch"
-	if [ -f "$forge_pool_state/index" ] && [ ! -L "$forge_pool_state/index" ]; then
+	if forge_is_real_file "$forge_pool_state/index"; then
 		cp -- "$forge_pool_state/index" "$forge_copy_dir/.git/index" || return 1
 	fi
 	set --
@@ -662,7 +670,7 @@ forge_prune() {
 	forge_pool_remove "$forge_pool_base/$forge_repo_id"
 	for forge_prune_pool in "$forge_pool_base"/????????????????/; do
 		forge_prune_pool=${forge_prune_pool%/}
-		[ -d "$forge_prune_pool" ] && [ ! -L "$forge_prune_pool" ] || continue
+		forge_is_real_dir "$forge_prune_pool" || continue
 		forge_read_file "$forge_prune_pool/source" 2>/dev/null || continue
 		[ ! -d "$forge_file" ] || continue
 		forge_pool_remove "$forge_prune_pool"
@@ -679,9 +687,9 @@ forge_prune() {
 # forge_pool_remove POOL: removes the slots of POOL that no run holds, then
 # POOL itself once no slot is left.
 forge_pool_remove() {
-	[ -d "$1" ] && [ ! -L "$1" ] || return 0
+	forge_is_real_dir "$1" || return 0
 	for forge_prune_lock in "$1"/*.lock; do
-		[ -f "$forge_prune_lock" ] && [ ! -L "$forge_prune_lock" ] || continue
+		forge_is_real_file "$forge_prune_lock" || continue
 		forge_prune_slot=${forge_prune_lock%.lock}
 		# Holding the slot's lock proves no run uses it; the lock file goes
 		# last, so a run that starts meanwhile finds the slot gone or whole.
@@ -710,12 +718,12 @@ forge_pool_remove() {
 forge_prune_legacy() {
 	for forge_prune_admin in "$forge_common_dir"/worktrees/*/; do
 		forge_prune_admin=${forge_prune_admin%/}
-		[ -d "$forge_prune_admin" ] && [ ! -L "$forge_prune_admin" ] || continue
+		forge_is_real_dir "$forge_prune_admin" || continue
 		forge_read_file "$forge_prune_admin/gitdir" 2>/dev/null || continue
 		case $forge_file in
 		*/forge-verify.??????/*/.git)
 			forge_prune_tmp=${forge_file%/*/.git}
-			if [ -d "$forge_prune_tmp" ] && [ ! -L "$forge_prune_tmp" ]; then
+			if forge_is_real_dir "$forge_prune_tmp"; then
 				forge_copy_tmp_alive "$forge_prune_tmp" && continue
 				forge_prune_note "$forge_prune_tmp"
 				forge_rm_tree "$forge_prune_tmp" || continue
@@ -807,7 +815,7 @@ forge_isolated_stamp() {
 '*) forge_stamp_rest=${forge_stamp_rest#*"
 "} ;; *) forge_stamp_rest= ;; esac
 			printf 'key %s\n' "$forge_stamp_key"
-			if [ -f "$1/$forge_stamp_key" ] && [ ! -L "$1/$forge_stamp_key" ]; then
+			if forge_is_real_file "$1/$forge_stamp_key"; then
 				sha256sum <"$1/$forge_stamp_key"
 			else
 				echo missing
@@ -873,19 +881,19 @@ forge_isolated_setup_run() {
 "} ;; *) forge_stamp_rest= ;; esac
 			[ ! -d "$1/$forge_stamp_key" ] || printf '%s\n' "$forge_stamp_key"
 		done
-	} >"$2/setup.$$" && mv -f -- "$2/setup.$$" "$2/setup" ||
-		forge_die 73 "cannot write $2/setup"
+	} >"$2/setup.$$" || forge_die 73 "cannot write $2/setup.$$"
+	mv -f -- "$2/setup.$$" "$2/setup" || forge_die 73 "cannot write $2/setup"
 }
 
 # forge_isolated_setup_current COPY FILE: true when FILE records the current
 # stamp and every keep path it lists is still a folder in COPY.
 forge_isolated_setup_current() {
-	[ -f "$2" ] && [ ! -L "$2" ] || return 1
+	forge_is_real_file "$2" || return 1
 	{
 		IFS= read -r forge_current_stamp || return 1
 		[ "$forge_current_stamp" = "$forge_setup_stamp" ] || return 1
 		while IFS= read -r forge_current_keep; do
-			[ -d "$1/$forge_current_keep" ] && [ ! -L "$1/$forge_current_keep" ] || return 1
+			forge_is_real_dir "$1/$forge_current_keep" || return 1
 		done
 	} <"$2"
 }
