@@ -598,19 +598,21 @@ forge_pool_reset() {
 '*) forge_reset_keep=${forge_reset_keep#*"
 "} ;; *) forge_reset_keep= ;; esac
 	done
+	# Before the checkout, which puts back whatever of HEAD this removes.
+	forge_pool_keep_check
 	forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err" || return 1
 	if ! forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1; then
 		# A step may have left read-only folders behind.
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
 		forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1 || return 1
 	fi
-	forge_pool_keep_check
 	cp -- "$forge_copy_dir/.git/index" "$forge_pool_state/index"
 }
 
 # forge_pool_keep_check: a keep path (or a folder on its way) that is a
 # symbolic link or not a folder is removed, never followed, and the slot's
-# setup is run again.
+# setup is run again. Runs before the reset's checkout, which restores what
+# of it HEAD tracks.
 forge_pool_keep_check() {
 	forge_keep_rest=${forge_isolated_keep:-}
 	while [ -n "$forge_keep_rest" ]; do

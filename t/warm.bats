@@ -368,6 +368,15 @@ npm_project() {
 	[ -z "$(ls -A "$SCRATCH/outside")" ]
 }
 
+@test "a keep path under a tracked symlink or file leaves the copy faithful" {
+	mkdir real && echo x >real/file && ln -s real lib
+	echo '{"verify": {"isolated": {"keep": ["lib/cache", "README/x"]}}}' >forge.json
+	git add -A && git commit -q -m keep
+	for _ in 1 2; do
+		check_copy --warm
+	done
+}
+
 @test "cargo: target/ is kept between warm runs by default, not in cold copies" {
 	printf '[package]\nname = "x"\nversion = "0.1.0"\n' >Cargo.toml
 	printf 'target/\n' >.gitignore
