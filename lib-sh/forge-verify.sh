@@ -11,20 +11,26 @@ forge_makefile_has_target() {
 }
 
 # forge_steps_detect ROOT: sets forge_steps to a JSON array of steps detected
-# from the files at ROOT (first match wins); returns 1 when nothing matches.
+# from the files at ROOT, first match wins (SPEC 3.1); returns 1 when nothing
+# matches. A makefile counts only through a test: or check: target (its
+# default target often installs things or runs the tests a second time); a
+# makefile with neither is run as plain `make` only when no other rule fits.
 forge_steps_detect() {
-	forge_steps=
-	for forge_mk in "$1/GNUmakefile" "$1/makefile" "$1/Makefile"; do
-		[ -f "$forge_mk" ] || continue
-		if forge_makefile_has_target "$forge_mk" check; then
-			forge_steps='[{"name":"build","run":"make"},{"name":"test","run":"make check"}]'
-		elif forge_makefile_has_target "$forge_mk" test; then
-			forge_steps='[{"name":"build","run":"make"},{"name":"test","run":"make test"}]'
-		else
-			forge_steps='[{"name":"build","run":"make"}]'
-		fi
-		return 0
+	forge_steps="" forge_mk=""
+	# The one make reads, in make's own order.
+	for forge_f in "$1/GNUmakefile" "$1/makefile" "$1/Makefile"; do
+		[ -f "$forge_f" ] || continue
+		forge_mk=$forge_f
+		break
 	done
+	if [ -n "$forge_mk" ] && forge_makefile_has_target "$forge_mk" test; then
+		forge_steps='[{"name":"test","run":"make test"}]'
+		return 0
+	fi
+	if [ -n "$forge_mk" ] && forge_makefile_has_target "$forge_mk" check; then
+		forge_steps='[{"name":"test","run":"make check"}]'
+		return 0
+	fi
 	if [ -f "$1/package.json" ]; then
 		# shellcheck disable=SC2016 # a jq program, not shell
 		forge_steps=$(jq -c '
@@ -40,10 +46,19 @@ forge_steps_detect() {
 		forge_steps='[{"name":"build","run":"cargo build"},{"name":"test","run":"cargo test"}]'
 	elif [ -f "$1/go.mod" ]; then
 		forge_steps='[{"name":"build","run":"go build ./..."},{"name":"test","run":"go test ./..."}]'
-	elif [ -f "$1/pyproject.toml" ] || [ -f "$1/setup.py" ] || [ -f "$1/pytest.ini" ] || [ -f "$1/tox.ini" ]; then
-		forge_steps='[{"name":"test","run":"python3 -m pytest"}]'
-	elif [ -f "$1/configure.ac" ]; then
+	elif [ -f "$1/pyproject.toml" ] || [ -f "$1/setup.py" ] || [ -f "$1/setup.cfg" ] ||
+		[ -f "$1/pytest.ini" ] || [ -f "$1/tox.ini" ]; then
+		# `pytest` runs in the environment it was installed for (a venv,
+		# pyenv, pipx), which `python3` need not be.
+		if command -v pytest >/dev/null 2>&1; then
+			forge_steps='[{"name":"test","run":"pytest"}]'
+		else
+			forge_steps='[{"name":"test","run":"python3 -m pytest"}]'
+		fi
+	elif [ -f "$1/configure.ac" ] && [ -z "$forge_mk" ]; then
 		forge_steps='[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make check"}]'
+	elif [ -n "$forge_mk" ]; then
+		forge_steps='[{"name":"build","run":"make"}]'
 	else
 		forge_steps=
 		return 1

@@ -95,25 +95,55 @@ JSON
 	assert_output --partial 'verify.steps[0].run'
 }
 
-@test "detect: Makefile with check: -> make, make check" {
-	printf 'all:\n\t@true\ncheck: all\n\t@echo checked >checked\n' >Makefile
+@test "detect: Makefile with check: -> make check only, the default target is no separate step" {
+	printf 'all:\n\t@echo default >>ran\ncheck:\n\t@echo check >>ran\n' >Makefile
 	run forge-verify
 	assert_success
-	[ -f checked ]
+	run cat ran
+	assert_output check
 	run step_runs
-	assert_output "$(printf 'make\nmake check')"
+	assert_output 'make check'
+	[ "$(last_record | jq -r '.steps[0].name')" = test ]
 }
 
-@test "detect: makefile with only test: -> make, make test" {
-	printf 'all:\n\t@true\nunit test: all\n\t@true\nCHECK := x\n' >makefile
+@test "detect: a makefile with test: and check: -> make test (check is often lint)" {
+	printf 'all:\n\t@false\ncheck: lint\nlint:\n\t@false\nunit test: all2\nall2:\n\t@true\nCHECK := x\n' >makefile
 	run forge-verify
 	assert_success
 	run step_runs
-	assert_output "$(printf 'make\nmake test')"
+	assert_output 'make test'
 }
 
-@test "detect: GNUmakefile without check/test -> make only; a variable named check is no target" {
+@test "detect: GNUmakefile is the one make reads, before makefile and Makefile" {
+	printf 'all:\n\t@true\n' >GNUmakefile
+	printf 'test:\n\t@false\n' >Makefile
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output make
+}
+
+@test "detect: a makefile without test/check does not match: the next rule is tried" {
+	stub npm
+	printf 'check := 1\nall:\n\t@false\n' >Makefile
+	echo '{"scripts": {"test": "y"}}' >package.json
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output 'npm test'
+}
+
+@test "detect: a makefile without test/check and nothing else -> make, the last resort" {
 	printf 'check := 1\nall:\n\t@true\n' >GNUmakefile
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output make
+}
+
+@test "detect: configure.ac beside a makefile without test/check -> make (configure.ac counts only without one)" {
+	printf 'all:\n\t@true\n' >Makefile
+	touch configure.ac
 	run forge-verify
 	assert_success
 	run step_runs
@@ -165,16 +195,26 @@ JSON
 	assert_output "$(printf 'go build ./...\ngo test ./...')"
 }
 
-@test "detect: pyproject.toml, setup.py, pytest.ini, tox.ini -> python3 -m pytest" {
-	stub python3
-	for f in pyproject.toml setup.py pytest.ini tox.ini; do
-		rm -f pyproject.toml setup.py pytest.ini tox.ini
+@test "detect: pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini -> pytest when it is on PATH" {
+	stub pytest
+	for f in pyproject.toml setup.py setup.cfg pytest.ini tox.ini; do
+		rm -f pyproject.toml setup.py setup.cfg pytest.ini tox.ini
 		touch "$f"
 		run forge-verify
 		assert_success
 		run step_runs
-		assert_output 'python3 -m pytest'
+		assert_output pytest
 	done
+	run cat "$SCRATCH/stub.log"
+	assert_line --index 4 'pytest '
+}
+
+@test "detect: a Python project without pytest on PATH -> python3 -m pytest" {
+	touch setup.cfg
+	# Only the shell's builtins: no pytest anywhere on PATH.
+	run env PATH=/nonexistent /bin/sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_steps_detect . && printf "%s\n" "$forge_steps"'
+	assert_success
+	assert_output '[{"name":"test","run":"python3 -m pytest"}]'
 }
 
 @test "detect: configure.ac without a makefile -> autoreconf, configure, make; make check" {
@@ -189,13 +229,13 @@ JSON
 	assert_output $'autoreconf -fi && ./configure && make\nmake check'
 }
 
-@test "detect: a Makefile wins over package.json" {
-	printf 'all:\n\t@true\n' >Makefile
+@test "detect: a Makefile with a test target wins over package.json" {
+	printf 'test:\n\t@true\n' >Makefile
 	echo '{"scripts": {"test": "y"}}' >package.json
 	run forge-verify
 	assert_success
 	run step_runs
-	assert_output make
+	assert_output 'make test'
 }
 
 @test "config steps override detection" {
