@@ -153,11 +153,12 @@ forge_status_stop() {
 	printf '\r\033[K' >&2
 }
 
-# forge_step_exec LOG TIMEOUT LABEL COMMAND [ARG...]: runs one step in
+# forge_step_exec LOG TIMEOUT COMMAND [ARG...]: runs one step in
 # forge_exec_dir, bounded by forge-timeout (TERM to its process group, KILL
 # 5 s later; whatever the step leaves in its group when it exits goes the
 # same way), its output in LOG (and on stderr as well with forge_verbose=1).
-# LABEL is shown in the status line on a terminal. The warm slot's lock
+# On a terminal the status line shows forge_step_status (the step's
+# "Verify: NAME (RUN)"; LOG's name when unset). The warm slot's lock
 # (fd 9) is closed for the step, so nothing it leaves running can hold the
 # slot.
 # Sets forge_step_exit, forge_step_ms and forge_step_reason: empty on
@@ -166,8 +167,8 @@ forge_status_stop() {
 # background so that a signal trap (see forge_interrupt) can forward the
 # signal while the shell waits.
 forge_step_exec() {
-	forge_step_log=$1 forge_step_limit=$2 forge_step_label=$3
-	shift 3
+	forge_step_log=$1 forge_step_limit=$2
+	shift 2
 	forge_helper_path forge-timeout
 	forge_ms_now
 	forge_step_start=$forge_ms
@@ -188,7 +189,7 @@ forge_step_exec() {
 		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
 			</dev/null >"$forge_step_fifo" 2>&1 9>&- &
 	else
-		forge_status_start "$forge_step_label"
+		forge_status_start "${forge_step_status:-${forge_step_log##*/}}"
 		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
 			</dev/null >"$forge_step_log" 2>&1 9>&- &
 	fi
@@ -298,8 +299,9 @@ forge_verify_step() {
 	if [ "${forge_verbose:-0}" = 1 ] && [ "${forge_quiet:-0}" != 1 ]; then
 		printf '%s\n' "$(forge_step_label "$forge_vs_name" "$forge_vs_run")" >&2
 	fi
-	forge_step_exec "$forge_run_dir/$forge_vs_log" "$forge_vs_timeout" \
-		"$(forge_step_label "$forge_vs_name" "$forge_vs_run")" "$@"
+	forge_step_status=$(forge_step_label "$forge_vs_name" "$forge_vs_run")
+	forge_step_exec "$forge_run_dir/$forge_vs_log" "$forge_vs_timeout" "$@"
+	forge_step_status=
 	forge_step_report "$forge_vs_name" "$forge_vs_run" ".forge/runs/$forge_run_id/$forge_vs_log"
 }
 
