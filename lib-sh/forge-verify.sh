@@ -294,7 +294,8 @@ forge_step_report() {
 # to [A-Za-z0-9._-], never a path) and reports it. Sets what forge_step_exec
 # sets.
 forge_verify_step() {
-	forge_vs_log=$1-$2.log forge_vs_name=$3 forge_vs_run=$4 forge_vs_timeout=$5
+	forge_vs_n=$1 forge_vs_file=$2 forge_vs_name=$3 forge_vs_run=$4 forge_vs_timeout=$5
+	forge_vs_log=$forge_vs_n-$forge_vs_file.log
 	shift 5
 	if [ "${forge_verbose:-0}" = 1 ] && [ "${forge_quiet:-0}" != 1 ]; then
 		printf '%s\n' "$(forge_step_label "$forge_vs_name" "$forge_vs_run")" >&2
