@@ -157,3 +157,63 @@ check_project() {
 	run node -e 'require.resolve("eslint")'
 	assert_success
 }
+@test "npm: no module resolves from a copy into the real repository's node_modules, cold or warm" {
+	need node
+	project webidl-conversions
+	node_modules "$REPO"
+	for mode in '' --warm; do
+		# shellcheck disable=SC2086 # $mode is one word or none
+		run forge-verify --isolated $mode -- node -e '
+			try { console.log(require.resolve("eslint")) } catch (e) { console.log(e.code) }'
+		assert_success
+		resolved=$(tail -n 1 .forge/runs/*/1-command.log)
+		# Not found (no dependencies in the copy) or the copy's own.
+		case $resolved in
+		MODULE_NOT_FOUND) ;;
+		"$REPO"/*) fail "from the copy, eslint resolved to the real repository: $resolved" ;;
+		/*/node_modules/eslint/*) ;;
+		*) fail "unexpected: $resolved" ;;
+		esac
+		rm -rf .forge/runs
+	done
+}
+
+@test "no parent folder of a copy, cold or warm, resolves into the real repository" {
+	project six
+	# shellcheck disable=SC2016 # expanded by the step's shell
+	step='d=$(pwd -P); while [ "$d" != / ]; do d=$(dirname "$d"); printf "%s\n" "$(realpath "$d")"; done'
+	for mode in '' --warm; do
+		# shellcheck disable=SC2086
+		run forge-verify --isolated $mode -- sh -c "$step"
+		assert_success
+		while IFS= read -r parent; do
+			case $parent/ in "$REPO"/*) fail "a parent folder of the copy, $parent, is inside $REPO" ;; esac
+		done <.forge/runs/*/1-command.log
+		rm -rf .forge/runs
+	done
+}
+
+@test "git isolation: git commands in the copy leave the source's refs, stash and config alone" {
+	project digest
+	echo change >>README.md
+	git stash -q
+	echo other >>README.md
+	state() {
+		git -C "$REPO" for-each-ref --format='%(refname) %(objectname)'
+		git -C "$REPO" stash list --format='%H %gs'
+		git -C "$REPO" config --local --list
+		git -C "$REPO" worktree list --porcelain | grep -c '^worktree '
+	}
+	before=$(state)
+	for mode in '' --warm; do
+		# shellcheck disable=SC2086
+		run forge-verify --isolated $mode -- sh -c '
+			git -c user.name=s -c user.email=s@example.invalid commit -qam in-copy &&
+			git tag -f forge-test-tag && git branch -f forge-test-branch &&
+			git stash clear && git config forge.test yes &&
+			git update-ref refs/heads/main HEAD~0 && git gc -q --prune=now'
+		assert_success
+		[ "$(state)" = "$before" ]
+	done
+	[ "$(cat README.md)" = "$(git show HEAD:README.md; echo other)" ]
+}
