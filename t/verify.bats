@@ -127,6 +127,18 @@ JSON
 	[ "${stderr_lines[4]}" = out-two ]
 }
 
+@test "-v streams the output as it is produced, not when the step ends" {
+	forge-verify -v -- sh -c 'echo first-line; while [ ! -e "$1" ]; do sleep 0.1; done; echo second-line' sh "$SCRATCH/go" \
+		2>"$SCRATCH/stream" &
+	pid=$!
+	for _ in $(seq 100); do grep -qx first-line "$SCRATCH/stream" && break; sleep 0.1; done
+	run grep -cx -e first-line -e second-line "$SCRATCH/stream"
+	touch "$SCRATCH/go"
+	wait "$pid"
+	assert_output 1
+	grep -qx second-line "$SCRATCH/stream"
+}
+
 @test "-v honours the timeout when a step leaves a process holding its output open" {
 	start=$(date +%s)
 	run --separate-stderr forge-verify -v --timeout 2 -- sh -c 'sleep 20 & echo bg'
