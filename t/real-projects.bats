@@ -19,7 +19,7 @@ setup_file() {
 	# (TESTS=... among them).
 	unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 	# Nothing may come from the network but npm packages.
-	export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local CARGO_NET_OFFLINE=true
+	export GOPROXY=off GOTOOLCHAIN=local CARGO_NET_OFFLINE=true
 	export npm_config_cache="$BATS_FILE_TMPDIR/npm-cache" npm_config_audit=false npm_config_fund=false \
 		npm_config_update_notifier=false
 	# The npm project's dependencies are installed once for the file.
