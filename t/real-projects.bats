@@ -34,7 +34,13 @@ setup() {
 	load_support
 	forge_test_setup
 }
-teardown() { forge_test_teardown; }
+teardown() {
+	# A failure is easier to read with what forge-verify and the hand run said.
+	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
+		tail -n 40 -- "$SCRATCH/verify.err" "$SCRATCH/by-hand.log" 2>/dev/null || :
+	fi
+	forge_test_teardown
+}
 
 need() {
 	command -v "$1" >/dev/null && return 0
@@ -75,9 +81,9 @@ verify() {
 	runs=$(jq -r '.steps[].run' <<<"$record")
 }
 
-# check_project NAME PATCH STEP...: the whole check for one project. STEP...
-# are the steps detection must find (and what "by hand" runs); PATCH is a
-# one-line sed script, FILE, that breaks a test.
+# check_project NAME PATCH FILE STEP...: the whole check for one project.
+# STEP... are the steps detection must find (and what "by hand" runs); PATCH
+# is a sed script that changes one line of FILE so that a test fails.
 check_project() {
 	local name=$1 patch=$2 file=$3 expected
 	shift 3
