@@ -140,7 +140,7 @@ forge_status_start() {
 			wait "$forge_status_sleep"
 			forge_status_s=$((forge_status_s + 1))
 		done
-	) </dev/null >/dev/null &
+	) </dev/null >/dev/null 9>&- &
 	forge_status_pid=$!
 }
 
@@ -184,7 +184,7 @@ forge_step_exec() {
 			trap 'kill "$forge_tee" 2>/dev/null' TERM
 			wait "$forge_tee" || wait "$forge_tee" || :
 			rm -f -- "$forge_step_fifo"
-		) &
+		) 9>&- &
 		forge_tee_pid=$!
 		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
 			</dev/null >"$forge_step_fifo" 2>&1 9>&- &
