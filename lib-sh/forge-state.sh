@@ -303,7 +303,8 @@ forge_record() {
 		 split("\u0000")[:-1] as $a
 		 | ($a[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
 		   | {name: .[0], run: .[1], exit: (.[2] | tonumber), ms: (.[3] | tonumber),
-		      reason: (.[4] | nullable)}]) as $steps
+		      reason: (.[4] | nullable),
+		      log: ".forge/runs/\($run)/\($i / 5 + 1)-\(.[0] | gsub("[^A-Za-z0-9._-]"; "_")).log"}]) as $steps
 		 | {ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson),
 		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable),
 		    steps: $steps, streak: $streak, breaker: $breaker}') ||
