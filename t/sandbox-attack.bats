@@ -1,0 +1,56 @@
+#!/usr/bin/env bats
+# Attacks on the namespace backend (SPEC 4.5) from a hostile agent inside
+# the sandbox or a hostile repository, each against a REAL sandbox on this
+# machine (bwrap, forge-sandbox-init, rootfs host): what the agent must not
+# be able to do to the host, and paths the backend must carry.
+load test_helper
+load sandbox_helper
+
+setup() {
+	sandbox_setup
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
+		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
+	fi
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
+	NAME=$(expected_name "$REPO")
+	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
+}
+
+teardown() {
+	for dir in "${REPO:-}" "${OTHER:-}"; do
+		[ -z "$dir" ] || forge-sandbox rm "$dir" >/dev/null 2>&1 || :
+	done
+	forge_test_teardown
+}
+
+# user_config JSON: the user's forge configuration.
+user_config() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
+in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
+
+@test "bwrap mounts a worktree whose path has ':', ',' and spaces (msb's restriction is msb's); a newline is refused (65) naming it" {
+	OTHER="$SCRATCH/a:b, c"
+	make_repo "$OTHER"
+	run forge-sandbox up "$OTHER"
+	assert_success
+	cd "$OTHER"
+	run forge-sandbox exec "$OTHER" -- sh -c 'pwd -P; echo inside >made'
+	assert_success
+	assert_output "$OTHER"
+	[ "$(cat "$OTHER/made")" = inside ]
+	run forge-sandbox exec "$OTHER" -- sh -c 'echo x >.git/hooks/pre-commit'
+	assert_failure
+	# msb still refuses it.
+	run forge-sandbox plan --backend msb "$OTHER"
+	assert_failure 65
+	assert_output --partial "cannot mount worktree $OTHER: msb's -v syntax"
+	make_repo "$SCRATCH/new"$'\n'"line"
+	run forge-sandbox up "$SCRATCH/new"$'\n'"line"
+	assert_failure 65
+	assert_output --partial "cannot mount worktree $SCRATCH/new"$'\n'"line: a path containing a newline"
+}
