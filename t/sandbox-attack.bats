@@ -54,3 +54,38 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	assert_failure 65
 	assert_output --partial "cannot mount worktree $SCRATCH/new"$'\n'"line: a path containing a newline"
 }
+
+@test "what makes the host's git run code stays read-only: submodule hooks and config, other worktrees' commondir, the .git file and folder can't be swapped" {
+	make_repo "$SCRATCH/lib"
+	git submodule add -q "$SCRATCH/lib" lib
+	git commit -q -m 'a submodule'
+	git worktree add -q "$SCRATCH/other"
+	forge-sandbox up >/dev/null
+	pwned=$SCRATCH/PWNED
+	run in_sandbox sh -c "printf '#!/bin/sh\ntouch $pwned\n' >.git/modules/lib/hooks/post-checkout"
+	assert_failure
+	run in_sandbox git -C lib config core.fsmonitor "touch $pwned; false"
+	assert_failure
+	run in_sandbox sh -c 'echo "$1" >.git/worktrees/other/commondir' sh "$REPO/evil"
+	assert_failure
+	run in_sandbox sh -c 'echo "gitdir: $1" >lib/.git' sh "$REPO/evil"
+	assert_failure
+	run in_sandbox mv .git/modules/lib .git/modules/lib-moved
+	assert_failure
+	run in_sandbox mv .git/modules .git/modules-moved
+	assert_failure
+	run in_sandbox mv .git .git-moved
+	assert_failure
+	[ -d "$REPO/.git/modules/lib" ]
+	# The host's git, in the worktree, the submodule and the other worktree.
+	git status >/dev/null
+	git -C lib status >/dev/null
+	git -C "$SCRATCH/other" status >/dev/null
+	[ ! -e "$pwned" ]
+	# Work inside still works: a commit in the worktree and in the submodule.
+	run in_sandbox sh -c 'echo x >new && git add new && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m inside'
+	assert_success
+	run in_sandbox sh -c 'cd lib && echo y >more && git add more && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m inside-lib'
+	assert_success
+	[ "$(git -C lib log -1 --format=%s)" = inside-lib ]
+}
