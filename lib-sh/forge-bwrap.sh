@@ -793,8 +793,11 @@ forge_sandbox_doctor() {
 	forge_msb_doctor
 	if [ "$forge_msb_doctor" = available ]; then
 		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
-	else
+	elif [ "$forge_sd_want" = msb ]; then
 		forge_msb_doctor_report
+	else
+		# Not the selected backend: its state is information, not an error.
+		forge_sandbox_doctor_msb_note
 	fi
 	# The namespace backend's report goes to stderr, beside msb's.
 	forge_bwrap_probe
@@ -811,10 +814,31 @@ forge_sandbox_doctor() {
 	fi
 	forge_say "sandbox.backend: $forge_sd_want"
 	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
+	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
+	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
+	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
+	msb/*) forge_say "selected: none: sandbox.backend is msb, which cannot run here" ;;
+	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
+	*) forge_say "selected: none: neither backend can run here" ;;
+	esac
+	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
 	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
 	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
 	esac
 	exit 69
+}
+
+# forge_sandbox_doctor_msb_note: msb's state when it is not the selected
+# backend, as plain information on stderr (its doctor's lines indented).
+forge_sandbox_doctor_msb_note() {
+	case $forge_msb_doctor in
+	missing) forge_say "msb: not installed (FORGE_MSB unset or not executable, no msb on PATH)" ;;
+	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
+	*)
+		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
+		printf '%s\n' "$forge_msb_doctor_said" | sed 's/^/    /' >&2
+		;;
+	esac
 }
 
 # --- ls and prune ---------------------------------------------------------------
