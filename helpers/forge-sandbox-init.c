@@ -36,7 +36,9 @@
  *                     cannot be executed, 127 when it is not found); then
  *                     the server closes the connection.
  *   A client that disconnects before its status was sent has its command's
- *   process group killed (SIGKILL).
+ *   process group killed (SIGKILL). A request whose stdio fds are not all
+ *   pipes, sockets, regular files or character devices (a directory would
+ *   open the host's tree below it) is refused: the connection is closed.
  */
 #define _GNU_SOURCE  /* accept4, pipe2, sched_setaffinity, prctl */
 #include <dirent.h>
@@ -405,6 +407,21 @@ static int receive_header(int fd, struct header *h, int fds[3])
 	return got;
 }
 
+/*
+ * True when the received FD may become a command's stdio: a pipe, a socket,
+ * a regular file or a character device. A directory (or an O_PATH handle
+ * of one) is a way out of the sandbox's view: openat() and /proc/self/fd/N
+ * reach everything below it on the host. A block device is the whole disk.
+ */
+static int stdio_allowed(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return 0;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode) || S_ISCHR(st.st_mode);
+}
+
 /* Checks that PAYLOAD holds exactly COUNT NUL-terminated strings and points STRS at them. */
 static int split_payload(char *payload, uint32_t length, char **strs, uint32_t count)
 {
@@ -469,6 +486,9 @@ static void start_request(struct conn *c, int fd)
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
 		receive_header(fd, &h, fds) != 3)
 		goto refuse;
+	for (int i = 0; i < 3; i++)
+		if (!stdio_allowed(fds[i]))
+			goto refuse;
 	if (h.magic != MAGIC || h.argc < 1 || h.argc > ARGS_MAX || h.envc > ARGS_MAX ||
 		h.length > PAYLOAD_MAX || h.length < 1)
 		goto refuse;

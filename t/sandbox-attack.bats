@@ -89,3 +89,20 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	assert_success
 	[ "$(git -C lib log -1 --format=%s)" = inside-lib ]
 }
+
+@test "a directory as stdio never goes in: forge-shell refuses it (127) and the exec server refuses a raw request carrying one" {
+	mkdir -p "$SCRATCH/secret"
+	echo TOPSECRET >"$SCRATCH/secret/key"
+	forge-sandbox up >/dev/null
+	run -127 forge-sandbox exec -- cat /proc/self/fd/0/key <"$SCRATCH/secret"
+	assert_failure 127
+	assert_output --partial 'stdin: a directory or block device never goes into the sandbox'
+	refute_output --partial TOPSECRET
+	run "$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" send sh -c 'cat /proc/self/fd/0/key; touch ran' <"$SCRATCH/secret"
+	assert_output refused
+	[ ! -e "$REPO/ran" ]
+	# The same raw client with ordinary stdio is served.
+	run "$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" send sh -c 'touch ran' </dev/null
+	assert_output 'status 0'
+	[ -e "$REPO/ran" ]
+}
