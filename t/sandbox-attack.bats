@@ -106,3 +106,19 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	assert_output 'status 0'
 	[ -e "$REPO/ran" ]
 }
+
+@test "a client that connects and stalls (before or inside its request) delays no other exec" {
+	forge-sandbox up >/dev/null
+	"$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" stall 30 3>&- &
+	STALLED=$!
+	"$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" stall 30 header 3>&- </dev/null &
+	STALLED="$STALLED $!"
+	sleep 0.5
+	start=$(date +%s%N)
+	run timeout 5 forge-sandbox exec -- sh -c 'echo served'
+	elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+	kill $STALLED 2>/dev/null || :
+	assert_success
+	assert_output served
+	[ "$elapsed_ms" -lt 2000 ] || fail "exec took $elapsed_ms ms behind a stalled client"
+}
