@@ -203,17 +203,38 @@ static void close_other_fds(const long *keep, int n)
 
 /* --- start: on the host --------------------------------------------------- */
 
+/*
+ * A PATH longer than a unix socket address holds (a deep state folder, a
+ * long sandbox name) is reached through its folder, opened here:
+ * /proc/self/fd/N/NAME, as forge-shell connects to it.
+ */
 static int listen_socket(const char *path)
 {
 	struct sockaddr_un addr;
-	int fd;
+	const char *base = strrchr(path, '/');
+	int fd, dirfd = -1;
 	mode_t old;
 
-	if (strlen(path) >= sizeof addr.sun_path)
-		die(EXIT_USAGE, "socket path too long: %s", path);
 	memset(&addr, 0, sizeof addr);
 	addr.sun_family = AF_UNIX;
-	memcpy(addr.sun_path, path, strlen(path) + 1);
+	if (strlen(path) < sizeof addr.sun_path)
+		memcpy(addr.sun_path, path, strlen(path) + 1);
+	else {
+		char *dir = strdup(path);
+
+		if (!dir)
+			die(EXIT_INTERNAL, "out of memory");
+		if (!base || base == path)
+			die(EXIT_USAGE, "socket path too long: %s", path);
+		dir[base - path] = '\0';
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dirfd < 0)
+			die(EXIT_CANTCREAT, "cannot open %s: %s", dir, strerror(errno));
+		free(dir);
+		if ((size_t)snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d%s", dirfd, base) >=
+			sizeof addr.sun_path)
+			die(EXIT_USAGE, "socket path too long: %s", path);
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		die(EXIT_INTERNAL, "socket: %s", strerror(errno));
@@ -221,8 +242,10 @@ static int listen_socket(const char *path)
 	if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
 		die(EXIT_CANTCREAT, "cannot create the socket %s: %s", path, strerror(errno));
 	umask(old);
-	if (chmod(path, 0600) != 0 || listen(fd, 64) != 0)
+	if (chmod(addr.sun_path, 0600) != 0 || listen(fd, 64) != 0)
 		die(EXIT_CANTCREAT, "cannot listen on %s: %s", path, strerror(errno));
+	if (dirfd >= 0 && close(dirfd) != 0)
+		die(EXIT_INTERNAL, "close: %s", strerror(errno));
 	return fd;
 }
 

@@ -122,3 +122,17 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	assert_output served
 	[ "$elapsed_ms" -lt 2000 ] || fail "exec took $elapsed_ms ms behind a stalled client"
 }
+
+@test "a state folder path longer than a socket address holds (long home, long worktree name): up and exec work" {
+	export XDG_STATE_HOME="$HOME/a.user.with.a.rather.long.login.name/.local/state"
+	OTHER="$SCRATCH/$(printf 'w%.0s' $(seq 1 60))"
+	make_repo "$OTHER"
+	cd "$OTHER"
+	run forge-sandbox up
+	assert_success
+	sock=$XDG_STATE_HOME/forge/bwrap/$(expected_name "$OTHER")/exec.sock
+	[ "${#sock}" -ge 108 ] || fail "the socket path is only ${#sock} bytes long"
+	run forge-sandbox exec -- pwd -P
+	assert_success
+	assert_output "$OTHER"
+}
