@@ -448,7 +448,9 @@ forge_bwrap_render_git() {
 	# every folder below them down to a git dir (one with a HEAD).
 	forge_brg_list=
 	for forge_brg_d in worktrees modules; do
-		[ -d "$2/$forge_brg_d" ] && [ ! -L "$2/$forge_brg_d" ] || continue
+		[ ! -L "$2/$forge_brg_d" ] ||
+			forge_die 73 "cannot protect the git dirs in $2/$forge_brg_d: it is a symbolic link (refusing to mount it)"
+		[ -d "$2/$forge_brg_d" ] || continue
 		forge_brg_list=$forge_brg_list$(cd "$2" && find "./$forge_brg_d" -type d ! -name modules ! -name worktrees \
 			-exec test -f '{}/../HEAD' ';' -prune -o -type d -print)'
 ' || forge_die 69 "cannot list the git dirs in $2"

@@ -136,3 +136,12 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	assert_success
 	assert_output "$OTHER"
 }
+
+@test "a symlinked .git/modules or .git/worktrees (whose git dirs could not be protected) makes up exit 73" {
+	mkdir -p "$SCRATCH/elsewhere"
+	ln -s "$SCRATCH/elsewhere" .git/modules
+	run forge-sandbox up
+	assert_failure 73
+	assert_output --partial "cannot protect the git dirs in $REPO/.git/modules: it is a symbolic link"
+	[ ! -e "$STATE/pid" ]
+}
