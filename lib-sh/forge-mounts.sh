@@ -212,6 +212,7 @@ forge_mounts_plan() {
 	# host's git runs. The evidence forge-verify gates on, read-only too:
 	# the agent it gates must not reset its own breaker.
 	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${2:-}"
+	forge_mounts_hooks_path "$1" "${2:-}"
 	if [ "${2:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
@@ -317,6 +318,39 @@ forge_mounts_protect() {
 	fi
 	forge_mounts_must "$1" "$2"
 	forge_mounts_candidate ro "$1" "$2"
+}
+
+# forge_mounts_hooks_path ROOT [create]: when core.hooksPath (any scope)
+# names a folder inside a read-write mount (".githooks" or husky's
+# ".husky/_" in the worktree), that folder is where the host's git runs
+# hooks from: it is protected like the hooks dir (created empty by up when
+# missing). Elsewhere the sandbox cannot see it.
+forge_mounts_hooks_path() {
+	# forge_git sets core.hooksPath on the command line, which comes last:
+	# the value before it is the repository's own.
+	forge_mhp=$(forge_git -C "$1" config --path --get-all core.hooksPath 2>/dev/null) || return 0
+	case $forge_mhp in *'
+'*) ;; *) return 0 ;; esac
+	forge_mhp=${forge_mhp%'
+'*}
+	forge_mhp=${forge_mhp##*'
+'}
+	case $forge_mhp in '') return 0 ;; /*) ;; *) forge_mhp=$1/$forge_mhp ;; esac
+	forge_canon_future "$forge_mhp" || return 0
+	forge_mhp=$forge_canon
+	forge_mhp_rest=$forge_mounts
+	while [ -n "$forge_mhp_rest" ]; do
+		forge_mhp_line=${forge_mhp_rest%%'
+'*}
+		forge_mhp_rest=${forge_mhp_rest#*'
+'}
+		[ "${forge_mhp_line%% *}" = rw ] && forge_path_within "$forge_mhp" "${forge_mhp_line#* }" || continue
+		if [ "${2:-}" = create ] && [ ! -e "$forge_mhp" ] && [ ! -L "$forge_mhp" ]; then
+			mkdir -p -- "${forge_mhp%/*}" 2>/dev/null || :
+		fi
+		forge_mounts_protect "$forge_mhp" 'git hooks dir (core.hooksPath)' "${2:-}"
+		return 0
+	done
 }
 
 # forge_mounts_scratch_allowed PATH: true when the scratch dir PATH

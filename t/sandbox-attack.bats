@@ -145,3 +145,29 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	assert_output --partial "cannot protect the git dirs in $REPO/.git/modules: it is a symbolic link"
 	[ ! -e "$STATE/pid" ]
 }
+
+@test "core.hooksPath inside the worktree (.githooks, husky's .husky/_): that folder is read-only inside too, created when missing; msb's plan has it" {
+	git config core.hooksPath .githooks
+	mkdir .githooks
+	printf '#!/bin/sh\nexit 0\n' >.githooks/pre-commit
+	chmod +x .githooks/pre-commit
+	forge-sandbox up >/dev/null
+	run in_sandbox sh -c 'echo "touch $1" >>.githooks/pre-commit' sh "$SCRATCH/PWNED"
+	assert_failure
+	assert_output --partial 'Read-only file system'
+	run in_sandbox sh -c 'echo x >.githooks/post-checkout'
+	assert_failure
+	git commit -q --allow-empty -m host
+	[ ! -e "$SCRATCH/PWNED" ]
+	forge-sandbox rm >/dev/null
+	# A global core.hooksPath naming a folder not there yet: created, read-only.
+	git config --unset core.hooksPath
+	git config --global core.hooksPath .husky/_
+	forge-sandbox up >/dev/null
+	[ -d "$REPO/.husky/_" ]
+	run in_sandbox sh -c 'echo x >.husky/_/pre-commit'
+	assert_failure
+	[ ! -e "$REPO/.husky/_/pre-commit" ]
+	run forge-sandbox plan --backend msb
+	assert_line "$REPO/.husky/_:$REPO/.husky/_:ro"
+}
