@@ -36,7 +36,9 @@
  *                     cannot be executed, 127 when it is not found); then
  *                     the server closes the connection.
  *   A client that disconnects before its status was sent has its command's
- *   process group killed (SIGKILL).
+ *   process group killed (SIGKILL). A request whose stdio fds are not all
+ *   pipes, sockets, regular files or character devices (a directory would
+ *   open the host's tree below it) is refused: the connection is closed.
  */
 #define _GNU_SOURCE  /* accept4, pipe2, sched_setaffinity, prctl */
 #include <dirent.h>
@@ -55,10 +57,10 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char USAGE[] =
@@ -85,10 +87,22 @@ struct header {
 	uint32_t magic, flags, argc, envc, length;
 };
 
+/*
+ * One client. A slot is free when fd < 0 and pid == 0. While its request
+ * is read (reading != 0), nothing blocks on it: the bytes and fds arrive
+ * as the poll loop finds them, and a request not whole by its deadline is
+ * dropped, so a client that stalls delays no other.
+ */
 struct conn {
 	int fd;        /* -1 once the client is gone */
-	pid_t pid;     /* the command (and its process group); 0: slot free */
+	pid_t pid;     /* the command (and its process group); 0: none */
 	uint32_t flags;
+	int reading;   /* the request is still arriving */
+	struct timespec deadline;
+	struct header h;
+	size_t got;    /* bytes of the header, then (payload set) of the payload */
+	int fds[3], nfds;
+	char *payload;
 };
 
 static const char progname[] = "forge-sandbox-init";
@@ -189,17 +203,38 @@ static void close_other_fds(const long *keep, int n)
 
 /* --- start: on the host --------------------------------------------------- */
 
+/*
+ * A PATH longer than a unix socket address holds (a deep state folder, a
+ * long sandbox name) is reached through its folder, opened here:
+ * /proc/self/fd/N/NAME, as forge-shell connects to it.
+ */
 static int listen_socket(const char *path)
 {
 	struct sockaddr_un addr;
-	int fd;
+	const char *base = strrchr(path, '/');
+	int fd, dirfd = -1;
 	mode_t old;
 
-	if (strlen(path) >= sizeof addr.sun_path)
-		die(EXIT_USAGE, "socket path too long: %s", path);
 	memset(&addr, 0, sizeof addr);
 	addr.sun_family = AF_UNIX;
-	memcpy(addr.sun_path, path, strlen(path) + 1);
+	if (strlen(path) < sizeof addr.sun_path)
+		memcpy(addr.sun_path, path, strlen(path) + 1);
+	else {
+		char *dir = strdup(path);
+
+		if (!dir)
+			die(EXIT_INTERNAL, "out of memory");
+		if (!base || base == path)
+			die(EXIT_USAGE, "socket path too long: %s", path);
+		dir[base - path] = '\0';
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dirfd < 0)
+			die(EXIT_CANTCREAT, "cannot open %s: %s", dir, strerror(errno));
+		free(dir);
+		if ((size_t)snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d%s", dirfd, base) >=
+			sizeof addr.sun_path)
+			die(EXIT_USAGE, "socket path too long: %s", path);
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		die(EXIT_INTERNAL, "socket: %s", strerror(errno));
@@ -207,8 +242,10 @@ static int listen_socket(const char *path)
 	if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
 		die(EXIT_CANTCREAT, "cannot create the socket %s: %s", path, strerror(errno));
 	umask(old);
-	if (chmod(path, 0600) != 0 || listen(fd, 64) != 0)
+	if (chmod(addr.sun_path, 0600) != 0 || listen(fd, 64) != 0)
 		die(EXIT_CANTCREAT, "cannot listen on %s: %s", path, strerror(errno));
+	if (dirfd >= 0 && close(dirfd) != 0)
+		die(EXIT_INTERNAL, "close: %s", strerror(errno));
 	return fd;
 }
 
@@ -358,51 +395,18 @@ static void close_fds(const int *fds, int n)
 }
 
 /*
- * Receives the header and the three stdio fds. Returns the number of fds
- * received (3 when the request is well-formed), -1 on failure.
+ * True when the received FD may become a command's stdio: a pipe, a socket,
+ * a regular file or a character device. A directory (or an O_PATH handle
+ * of one) is a way out of the sandbox's view: openat() and /proc/self/fd/N
+ * reach everything below it on the host. A block device is the whole disk.
  */
-static int receive_header(int fd, struct header *h, int fds[3])
+static int stdio_allowed(int fd)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-	} control;
-	struct iovec iov = { h, sizeof *h };
-	struct msghdr msg;
-	struct cmsghdr *c;
-	ssize_t n;
-	int got = 0;
+	struct stat st;
 
-	memset(&msg, 0, sizeof msg);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof control.buf;
-	do
-		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return -1;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		for (int i = 0; i < k; i++) {
-			int received;
-
-			memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
-			if (got < 3)
-				fds[got++] = received;
-			else
-				close(received);
-		}
-	}
-	if ((msg.msg_flags & MSG_CTRUNC) || got != 3 ||
-		read_exact(fd, (char *)h + n, sizeof *h - (size_t)n) != 0) {
-		close_fds(fds, got);
-		return -1;
-	}
-	return got;
+	if (fstat(fd, &st) != 0)
+		return 0;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISREG(st.st_mode) || S_ISCHR(st.st_mode);
 }
 
 /* Checks that PAYLOAD holds exactly COUNT NUL-terminated strings and points STRS at them. */
@@ -455,47 +459,175 @@ static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t e
 	_exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
-/* Reads one request from the new connection FD and starts its command. */
-static void start_request(struct conn *c, int fd)
+/* Drops the request being read on C and closes its connection. */
+static void conn_drop(struct conn *c)
 {
-	struct timeval timeout = { REQUEST_TIMEOUT_SECS, 0 };
-	struct header h;
-	int fds[3] = { -1, -1, -1 };
-	char *payload = NULL, **strs = NULL;
-	pid_t pid;
+	close_fds(c->fds, c->nfds);
+	c->nfds = 0;
+	free(c->payload);
+	c->payload = NULL;
+	c->reading = 0;
+	close(c->fd);
+	c->fd = -1;
+}
 
+static void conn_accept(struct conn *c, int fd)
+{
 	c->fd = fd;
 	c->pid = 0;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
-		receive_header(fd, &h, fds) != 3)
-		goto refuse;
-	if (h.magic != MAGIC || h.argc < 1 || h.argc > ARGS_MAX || h.envc > ARGS_MAX ||
-		h.length > PAYLOAD_MAX || h.length < 1)
-		goto refuse;
-	payload = malloc(h.length);
-	strs = malloc(((size_t)h.argc + h.envc + 3) * sizeof *strs);
-	if (!payload || !strs || read_exact(fd, payload, h.length) != 0 ||
-		split_payload(payload, h.length, strs, 1 + h.argc + h.envc) != 0)
-		goto refuse;
+	c->reading = 1;
+	c->got = 0;
+	c->nfds = 0;
+	c->payload = NULL;
+	if (clock_gettime(CLOCK_MONOTONIC, &c->deadline) != 0)
+		die(EXIT_INTERNAL, "clock_gettime: %s", strerror(errno));
+	c->deadline.tv_sec += REQUEST_TIMEOUT_SECS;
+}
+
+/* Keeps the fds of a control message: at most three, the rest closed. */
+static int conn_keep_fds(struct conn *c, struct msghdr *msg)
+{
+	int ok = !(msg->msg_flags & MSG_CTRUNC);
+
+	for (struct cmsghdr *m = CMSG_FIRSTHDR(msg); m; m = CMSG_NXTHDR(msg, m)) {
+		if (m->cmsg_level != SOL_SOCKET || m->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((m->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int received;
+
+			memcpy(&received, CMSG_DATA(m) + i * sizeof(int), sizeof received);
+			if (c->nfds < 3)
+				c->fds[c->nfds++] = received;
+			else {
+				close(received);
+				ok = 0;
+			}
+		}
+	}
+	return ok;
+}
+
+/* Starts the command of C's whole request. */
+static void conn_start(struct conn *c)
+{
+	char **strs = malloc(((size_t)c->h.argc + c->h.envc + 3) * sizeof *strs);
+	int flags = fcntl(c->fd, F_GETFL);
+	pid_t pid;
+
+	/* The frames that follow are read whole, as before: blocking again. */
+	if (!strs || flags < 0 || fcntl(c->fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+		split_payload(c->payload, c->h.length, strs, 1 + c->h.argc + c->h.envc) != 0) {
+		free(strs);
+		conn_drop(c);
+		return;
+	}
 	/* The argv's terminator goes where the first env entry was: keep it. */
-	memmove(strs + 2 + h.argc, strs + 1 + h.argc, ((size_t)h.envc + 1) * sizeof *strs);
+	memmove(strs + 2 + c->h.argc, strs + 1 + c->h.argc, ((size_t)c->h.envc + 1) * sizeof *strs);
 	pid = fork();
-	if (pid < 0)
-		goto refuse;
 	if (pid == 0)
-		run_command(fds, strs, h.argc, h.envc);
-	close_fds(fds, 3);
-	free(payload);
+		run_command(c->fds, strs, c->h.argc, c->h.envc);
 	free(strs);
+	if (pid < 0) {
+		conn_drop(c);
+		return;
+	}
+	close_fds(c->fds, c->nfds);
+	c->nfds = 0;
+	free(c->payload);
+	c->payload = NULL;
+	c->reading = 0;
 	c->pid = pid;
-	c->flags = h.flags;
-	return;
-refuse:
-	close_fds(fds, 3);
-	free(payload);
-	free(strs);
-	close(fd);
-	c->fd = -1;
+	c->flags = c->h.flags;
+}
+
+/*
+ * Reads what has arrived of C's request (its socket is non-blocking): the
+ * header with the three stdio fds, then the payload; starts the command
+ * once the request is whole and valid, drops the connection when it is not.
+ */
+static void conn_read(struct conn *c)
+{
+	if (!c->payload) {
+		union {
+			struct cmsghdr align;
+			char buf[CMSG_SPACE(4 * sizeof(int))];
+		} control;
+		struct iovec iov = { (char *)&c->h + c->got, sizeof c->h - c->got };
+		struct msghdr msg;
+		ssize_t n;
+
+		memset(&msg, 0, sizeof msg);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof control.buf;
+		do
+			n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0 || !conn_keep_fds(c, &msg)) {
+			conn_drop(c);
+			return;
+		}
+		c->got += (size_t)n;
+		if (c->got < sizeof c->h)
+			return;
+		if (c->nfds != 3 || c->h.magic != MAGIC || c->h.argc < 1 || c->h.argc > ARGS_MAX ||
+			c->h.envc > ARGS_MAX || c->h.length > PAYLOAD_MAX || c->h.length < 1) {
+			conn_drop(c);
+			return;
+		}
+		for (int i = 0; i < 3; i++)
+			if (!stdio_allowed(c->fds[i])) {
+				conn_drop(c);
+				return;
+			}
+		c->payload = malloc(c->h.length);
+		if (!c->payload) {
+			conn_drop(c);
+			return;
+		}
+		c->got = 0;
+	}
+	while (c->got < c->h.length) {
+		ssize_t n = read(c->fd, c->payload + c->got, c->h.length - c->got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			conn_drop(c);
+			return;
+		}
+		c->got += (size_t)n;
+	}
+	conn_start(c);
+}
+
+/* Milliseconds until the earliest deadline of a request being read (-1: none); drops expired ones. */
+static int conn_expire(struct conn *conns)
+{
+	struct timespec now;
+	long wait = -1;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		die(EXIT_INTERNAL, "clock_gettime: %s", strerror(errno));
+	for (int i = 0; i < CONNS_MAX; i++) {
+		if (!conns[i].reading)
+			continue;
+		long ms = (long)(conns[i].deadline.tv_sec - now.tv_sec) * 1000 +
+			(conns[i].deadline.tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0) {
+			conn_drop(&conns[i]);
+			continue;
+		}
+		if (wait < 0 || ms < wait)
+			wait = ms;
+	}
+	return (int)wait;
 }
 
 static void send_status(struct conn *c, int status)
@@ -588,23 +720,24 @@ static int cmd_serve(int argc, char **argv)
 		conns[i].fd = -1;
 
 	for (;;) {
-		int nfds = 0, free_slot = -1, slot[CONNS_MAX + 2];
+		int nfds = 0, free_slot = -1, slot[CONNS_MAX + 2], wait;
 
+		wait = conn_expire(conns);
 		pfd[nfds].fd = pipefd[0];
 		pfd[nfds++].events = POLLIN;
 		for (int i = 0; i < CONNS_MAX; i++) {
-			if (conns[i].fd >= 0 && conns[i].pid > 0) {
+			if (conns[i].fd >= 0 && (conns[i].pid > 0 || conns[i].reading)) {
 				slot[nfds] = i;
 				pfd[nfds].fd = conns[i].fd;
 				pfd[nfds++].events = POLLIN;
-			} else if (conns[i].pid == 0 && free_slot < 0)
+			} else if (conns[i].pid == 0 && conns[i].fd < 0 && free_slot < 0)
 				free_slot = i;
 		}
 		if (free_slot >= 0) {
 			pfd[nfds].fd = listen_fd;
 			pfd[nfds++].events = POLLIN;
 		}
-		if (poll(pfd, (nfds_t)nfds, -1) < 0) {
+		if (poll(pfd, (nfds_t)nfds, wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			die(EXIT_INTERNAL, "poll: %s", strerror(errno));
@@ -620,13 +753,17 @@ static int cmd_serve(int argc, char **argv)
 			if (!pfd[k].revents)
 				continue;
 			if (pfd[k].fd == listen_fd) {
-				int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+				int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-				if (fd >= 0)
-					start_request(&conns[free_slot], fd);
+				if (fd >= 0) {
+					conn_accept(&conns[free_slot], fd);
+					conn_read(&conns[free_slot]);
+				}
 				else if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
 					warn("accept: %s", strerror(errno));
-			} else if (conns[slot[k]].fd == pfd[k].fd)
+			} else if (conns[slot[k]].fd == pfd[k].fd && conns[slot[k]].reading)
+				conn_read(&conns[slot[k]]);
+			else if (conns[slot[k]].fd == pfd[k].fd)
 				client_input(&conns[slot[k]]);
 		}
 	}

@@ -423,6 +423,9 @@ static size_t bwrap_env(const char *dir, char ***entries)
 /* Makes sure fds 0-2 are open, so they can be passed (/dev/null where not). */
 static void bwrap_stdio(const char *name)
 {
+	static const char *const which[] = { "stdin", "stdout", "stderr" };
+	struct stat st;
+
 	for (int i = 0; i < 3; i++) {
 		if (fcntl(i, F_GETFD) >= 0 || errno != EBADF)
 			continue;
@@ -430,6 +433,14 @@ static void bwrap_stdio(const char *name)
 
 		if (fd != i)
 			bwrap_fail(name, "cannot open /dev/null", strerror(errno));
+	}
+	/* A directory handed in would open the host's tree below it to the
+	 * sandbox (the exec server refuses it too); so would a block device. */
+	for (int i = 0; i < 3; i++) {
+		if (fstat(i, &st) != 0)
+			bwrap_fail(name, "fstat", strerror(errno));
+		if (S_ISDIR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISLNK(st.st_mode))
+			bwrap_fail(name, which[i], "a directory or block device never goes into the sandbox");
 	}
 }
 

@@ -366,25 +366,8 @@ forge_bwrap_render() {
 			forge_bwrap_add --bind "$forge_br_path" "$forge_br_path"
 		fi
 	done
-	# Beyond msb: the repository's config read-only, so no core.hooksPath or
-	# core.fsmonitor can be planted for the host's git.
-	if [ -f "$forge_br_common/config" ] && [ ! -L "$forge_br_common/config" ]; then
-		forge_bwrap_add --ro-bind "$forge_br_common/config" "$forge_br_common/config"
-	fi
-	# With extensions.worktreeConfig, git also reads config.worktree from the
-	# git dirs (read-write): read-only too, an empty one where none exists.
-	if [ "$(forge_git --git-dir="$forge_br_common" config --file "$forge_br_common/config" --bool extensions.worktreeConfig 2>/dev/null)" = true ]; then
-		forge_br_gitdir=$(forge_git -C "$1" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $1"
-		forge_canon_dir "$forge_br_gitdir" || forge_die 69 "cannot resolve the git dir $forge_br_gitdir"
-		for forge_br_dir in "$forge_br_common" "$forge_canon"; do
-			if [ -f "$forge_br_dir/config.worktree" ] && [ ! -L "$forge_br_dir/config.worktree" ]; then
-				forge_bwrap_add --ro-bind "$forge_br_dir/config.worktree" "$forge_br_dir/config.worktree"
-			else
-				forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$forge_br_dir/config.worktree"
-			fi
-			[ "$forge_canon" != "$forge_br_common" ] || break
-		done
-	fi
+	# Beyond msb: what makes the host's git run code, read-only (below).
+	forge_bwrap_render_git "$1" "$forge_br_common"
 	forge_bwrap_add --ro-bind "$forge_bwrap_init" "$forge_bwrap_init_path"
 
 	# The environment: the image's, then forge's own.
@@ -416,6 +399,104 @@ forge_bwrap_render() {
 '
 	done
 	if [ -n "$forge_sandbox_egress" ]; then forge_bwrap_netmode=restricted; else forge_bwrap_netmode=open; fi
+}
+
+# forge_bwrap_git_dir DIR [ext]: DIR, a git dir in the common dir
+# (the common dir itself, a linked worktree's, a submodule's), becomes a
+# mount point of its own, so it cannot be renamed away and replaced, with
+# what tells the host's git where its config is and what to run read-only:
+# config, commondir, gitdir, hooks (an empty one where none exists, except
+# in a linked worktree's, where git never looks) and,
+# with ext (extensions.worktreeConfig), config.worktree (empty where none).
+forge_bwrap_git_dir() {
+	forge_bwrap_add --bind "$1" "$1"
+	for forge_bgd_f in config commondir gitdir config.worktree; do
+		if [ -L "$1/$forge_bgd_f" ] || { [ -e "$1/$forge_bgd_f" ] && [ ! -f "$1/$forge_bgd_f" ]; }; then
+			forge_die 73 "cannot protect $1/$forge_bgd_f: it is not a regular file (refusing to mount it)"
+		elif [ -f "$1/$forge_bgd_f" ]; then
+			forge_bwrap_add --ro-bind "$1/$forge_bgd_f" "$1/$forge_bgd_f"
+		elif [ "$forge_bgd_f" = config.worktree ] && [ "${2:-}" = ext ]; then
+			forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$1/$forge_bgd_f"
+		fi
+	done
+	# A linked worktree's git dir has no hooks: git runs the common dir's.
+	case ${1%/*} in */worktrees) return 0 ;; esac
+	if [ -L "$1/hooks" ] || { [ -e "$1/hooks" ] && [ ! -d "$1/hooks" ]; }; then
+		forge_die 73 "cannot protect the git hooks dir $1/hooks: it is not a folder (refusing to mount it)"
+	elif [ -d "$1/hooks" ]; then
+		forge_bwrap_add --ro-bind "$1/hooks" "$1/hooks"
+	else
+		forge_bwrap_add --ro-bind "$forge_bwrap_data/empty" "$1/hooks"
+	fi
+}
+
+# forge_bwrap_render_git ROOT COMMON: the host's git runs what a git dir's
+# config names (core.hooksPath, core.fsmonitor, filters, ...), its hooks,
+# and follows its commondir file and a worktree's .git file. The sandbox
+# writes objects, refs and the index, so the git dirs stay read-write, but
+# in each one that exists (the common dir COMMON, every linked worktree's in
+# COMMON/worktrees, every submodule's in COMMON/modules, nested ones too)
+# those are read-only, and each dir and the folders holding them are mount
+# points (a rename would swap in a dir of the sandbox's making); the .git of
+# the worktree ROOT and of its submodules' checkouts too. Exits 65 for a
+# path with a newline (the plan cannot carry it), 73 for a symlink.
+forge_bwrap_render_git() {
+	forge_brg_ext=
+	[ "$(forge_git --git-dir="$2" config --file "$2/config" --bool extensions.worktreeConfig 2>/dev/null)" != true ] ||
+		forge_brg_ext=ext
+	# The git dirs, holders first: the common dir, worktrees/, modules/ and
+	# every folder below them down to a git dir (one with a HEAD).
+	forge_brg_list=
+	for forge_brg_d in worktrees modules; do
+		[ ! -L "$2/$forge_brg_d" ] ||
+			forge_die 73 "cannot protect the git dirs in $2/$forge_brg_d: it is a symbolic link (refusing to mount it)"
+		[ -d "$2/$forge_brg_d" ] || continue
+		forge_brg_list=$forge_brg_list$(cd "$2" && find "./$forge_brg_d" -type d ! -name modules ! -name worktrees \
+			-exec test -f '{}/../HEAD' ';' -prune -o -type d -print)'
+' || forge_die 69 "cannot list the git dirs in $2"
+	done
+	forge_bwrap_git_dir "$2" "$forge_brg_ext"
+	forge_brg_rest=$forge_brg_list
+	while [ -n "$forge_brg_rest" ]; do
+		forge_brg_d=${forge_brg_rest%%'
+'*}
+		forge_brg_rest=${forge_brg_rest#*'
+'}
+		[ -n "$forge_brg_d" ] || continue
+		case $forge_brg_d in ./*) ;; *) forge_die 65 "cannot protect the git dirs in $2: a path there contains a newline" ;; esac
+		forge_brg_d=$2/${forge_brg_d#./}
+		[ ! -L "$forge_brg_d" ] || continue
+		if [ -f "$forge_brg_d/HEAD" ]; then
+			forge_bwrap_git_dir "$forge_brg_d" "$forge_brg_ext"
+		else
+			forge_bwrap_add --bind "$forge_brg_d" "$forge_brg_d"
+		fi
+	done
+	# The .git of the worktree and of its submodules' checkouts: a file is
+	# made read-only (its gitdir: line), a folder a mount point.
+	forge_brg_list=$(forge_git -C "$1" ls-files --stage -z | tr '\n\0' '\001\n' | sed -n 's/^160000 [0-9a-f]* [0-9]	//p') ||
+		forge_die 69 "cannot list the submodules of $1"
+	forge_brg_list=.'
+'$forge_brg_list'
+'
+	while [ -n "$forge_brg_list" ]; do
+		forge_brg_d=${forge_brg_list%%'
+'*}
+		forge_brg_list=${forge_brg_list#*'
+'}
+		case $forge_brg_d in *"$(printf '\001')"*) forge_die 65 "cannot protect a submodule of $1: its path contains a newline" ;; esac
+		forge_brg_g=$1/$forge_brg_d/.git
+		[ "$forge_brg_d" != . ] || forge_brg_g=$1/.git
+		if [ -L "$forge_brg_g" ]; then
+			forge_die 73 "cannot protect $forge_brg_g: it is a symbolic link (refusing to mount it)"
+		elif [ -f "$forge_brg_g" ]; then
+			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
+		elif [ -d "$forge_brg_g" ] && [ "$forge_brg_g" != "$2" ]; then
+			forge_bwrap_add --bind "$forge_brg_g" "$forge_brg_g"
+			[ ! -d "$forge_brg_g/hooks" ] || [ -L "$forge_brg_g/hooks" ] || forge_bwrap_add --ro-bind "$forge_brg_g/hooks" "$forge_brg_g/hooks"
+			[ ! -f "$forge_brg_g/config" ] || [ -L "$forge_brg_g/config" ] || forge_bwrap_add --ro-bind "$forge_brg_g/config" "$forge_brg_g/config"
+		fi
+	done
 }
 
 # --- the root filesystem of an image ------------------------------------------
@@ -714,8 +795,11 @@ forge_sandbox_doctor() {
 	forge_msb_doctor
 	if [ "$forge_msb_doctor" = available ]; then
 		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
-	else
+	elif [ "$forge_sd_want" = msb ]; then
 		forge_msb_doctor_report
+	else
+		# Not the selected backend: its state is information, not an error.
+		forge_sandbox_doctor_msb_note
 	fi
 	# The namespace backend's report goes to stderr, beside msb's.
 	forge_bwrap_probe
@@ -732,10 +816,31 @@ forge_sandbox_doctor() {
 	fi
 	forge_say "sandbox.backend: $forge_sd_want"
 	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
+	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
+	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
+	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
+	msb/*) forge_say "selected: none: sandbox.backend is msb, which cannot run here" ;;
+	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
+	*) forge_say "selected: none: neither backend can run here" ;;
+	esac
+	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
 	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
 	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
 	esac
 	exit 69
+}
+
+# forge_sandbox_doctor_msb_note: msb's state when it is not the selected
+# backend, as plain information on stderr (its doctor's lines indented).
+forge_sandbox_doctor_msb_note() {
+	case $forge_msb_doctor in
+	missing) forge_say "msb: not installed (FORGE_MSB unset or not executable, no msb on PATH)" ;;
+	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
+	*)
+		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
+		printf '%s\n' "$forge_msb_doctor_said" | sed 's/^/    /' >&2
+		;;
+	esac
 }
 
 # --- ls and prune ---------------------------------------------------------------

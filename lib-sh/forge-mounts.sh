@@ -1,16 +1,24 @@
 # forge-mounts.sh — the sandbox's mount plan (SPEC 4.2): which host folders
 # the sandbox sees, read-write or read-only, at the identical path. Every
-# host path is canonical (msb refuses symlinks), and a path msb's
-# "-v SRC:DEST[:OPTS]" syntax cannot express is never passed on.
+# host path is canonical (msb refuses symlinks), and a path the selected
+# backend cannot express is never passed on: msb's "-v SRC:DEST[:OPTS]"
+# syntax cannot carry ':', ',' or a newline; bwrap takes any path but one
+# with a newline, which the plan's lines cannot carry.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# forge_path_unsafe PATH: true when PATH contains ':', ',' or a newline,
-# which msb's -v syntax cannot express.
+# forge_path_unsafe PATH: true when the backend the plan is for
+# (forge_backend, msb unless it is bwrap) cannot mount PATH: for msb, one
+# with ':', ',' or a newline; for bwrap, one with a newline (the plan and the
+# bwrap argv are lines). Sets forge_path_why to the reason.
 forge_path_unsafe() {
 	case $1 in
-	*[:,]* | *'
-'*) return 0 ;;
+	*'
+'*) forge_path_why="a path containing a newline cannot be mounted (forge's mount plan is line-based)"; return 0 ;;
+	esac
+	[ "${forge_backend:-msb}" != bwrap ] || return 1
+	case $1 in
+	*[:,]*) forge_path_why="msb's -v syntax cannot express a path containing ':' or ','"; return 0 ;;
 	esac
 	return 1
 }
@@ -104,7 +112,7 @@ forge_mounts_custom() {
 	*) forge_warn "$3: $2 is not an absolute path; skipped"; return 0 ;;
 	esac
 	if forge_path_unsafe "$2"; then
-		forge_warn "$3: $2 contains ':', ',' or a newline, which msb cannot mount; skipped"
+		forge_warn "$3: $2: $forge_path_why; skipped"
 		return 0
 	fi
 	if ! forge_canon_dir "$2"; then
@@ -112,7 +120,7 @@ forge_mounts_custom() {
 		return 0
 	fi
 	if forge_path_unsafe "$forge_canon"; then
-		forge_warn "$3: $2 resolves to $forge_canon, which msb cannot mount; skipped"
+		forge_warn "$3: $2 resolves to $forge_canon: $forge_path_why; skipped"
 		return 0
 	fi
 	forge_mcu_rest=$forge_mounts_reserved
@@ -154,17 +162,17 @@ forge_mounts_custom() {
 }
 
 # forge_mounts_must PATH WHAT: exits 65 when PATH, one of the mounts the
-# sandbox cannot work without, is one msb's -v syntax cannot express.
+# sandbox cannot work without, is one the backend cannot mount.
 forge_mounts_must() {
 	forge_path_unsafe "$1" || return 0
-	forge_die 65 "cannot mount $2 $1: msb's -v syntax cannot express a path containing ':', ',' or a newline"
+	forge_die 65 "cannot mount $2 $1: $forge_path_why"
 }
 
 # forge_mounts_optional PATH WHAT: true when PATH can be mounted; warns and
-# returns 1 when msb's -v syntax cannot express it.
+# returns 1 when the backend cannot mount it.
 forge_mounts_optional() {
 	forge_path_unsafe "$1" || return 0
-	forge_warn "not mounting $2 $1: msb's -v syntax cannot express a path containing ':', ',' or a newline"
+	forge_warn "not mounting $2 $1: $forge_path_why"
 	return 1
 }
 
@@ -204,6 +212,7 @@ forge_mounts_plan() {
 	# host's git runs. The evidence forge-verify gates on, read-only too:
 	# the agent it gates must not reset its own breaker.
 	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${2:-}"
+	forge_mounts_hooks_path "$1" "${2:-}"
 	if [ "${2:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
@@ -268,7 +277,7 @@ forge_mounts_plan() {
 		case $forge_cfg_tag/$forge_cfg_key in
 		mount_ro/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
 		mount_rw/*) forge_mounts_custom rw "$forge_cfg_val" "$forge_cfg_key" ;;
-		X/mount_*) forge_warn "$forge_cfg_val: contains a newline, which msb cannot mount; skipped" ;;
+		X/mount_*) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped" ;;
 		esac
 	done
 	forge_mp_rest=$forge_sandbox_cfg
@@ -280,7 +289,7 @@ forge_mounts_plan() {
 		forge_sandbox_cfg_split "$forge_mp_line"
 		case $forge_cfg_tag/$forge_cfg_key in
 		ext/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
-		X/ext) forge_warn "$forge_cfg_val: contains a newline, which msb cannot mount; skipped" ;;
+		X/ext) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped" ;;
 		esac
 	done
 	return 0
@@ -309,6 +318,39 @@ forge_mounts_protect() {
 	fi
 	forge_mounts_must "$1" "$2"
 	forge_mounts_candidate ro "$1" "$2"
+}
+
+# forge_mounts_hooks_path ROOT [create]: when core.hooksPath (any scope)
+# names a folder inside a read-write mount (".githooks" or husky's
+# ".husky/_" in the worktree), that folder is where the host's git runs
+# hooks from: it is protected like the hooks dir (created empty by up when
+# missing). Elsewhere the sandbox cannot see it.
+forge_mounts_hooks_path() {
+	# forge_git sets core.hooksPath on the command line, which comes last:
+	# the value before it is the repository's own.
+	forge_mhp=$(forge_git -C "$1" config --path --get-all core.hooksPath 2>/dev/null) || return 0
+	case $forge_mhp in *'
+'*) ;; *) return 0 ;; esac
+	forge_mhp=${forge_mhp%'
+'*}
+	forge_mhp=${forge_mhp##*'
+'}
+	case $forge_mhp in '') return 0 ;; /*) ;; *) forge_mhp=$1/$forge_mhp ;; esac
+	forge_canon_future "$forge_mhp" || return 0
+	forge_mhp=$forge_canon
+	forge_mhp_rest=$forge_mounts
+	while [ -n "$forge_mhp_rest" ]; do
+		forge_mhp_line=${forge_mhp_rest%%'
+'*}
+		forge_mhp_rest=${forge_mhp_rest#*'
+'}
+		[ "${forge_mhp_line%% *}" = rw ] && forge_path_within "$forge_mhp" "${forge_mhp_line#* }" || continue
+		if [ "${2:-}" = create ] && [ ! -e "$forge_mhp" ] && [ ! -L "$forge_mhp" ]; then
+			mkdir -p -- "${forge_mhp%/*}" 2>/dev/null || :
+		fi
+		forge_mounts_protect "$forge_mhp" 'git hooks dir (core.hooksPath)' "${2:-}"
+		return 0
+	done
 }
 
 # forge_mounts_scratch_allowed PATH: true when the scratch dir PATH

@@ -292,6 +292,24 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	assert_line --partial 'forge-sandbox: bwrap: available'
 }
 
+@test "doctor with auto on a host without microVMs: says bwrap is selected and why; msb's state is information, not an error (msb's doctor answered by the test double)" {
+	use_stub
+	echo 1 >"$STUB_DIR/doctor.rc"
+	user_config '{"sandbox": {"bwrap": {"rootfs": "host"}}}'
+	run forge-sandbox doctor
+	assert_success
+	assert_line --partial 'forge-sandbox: msb: unavailable: it cannot run microVMs on this host'
+	assert_line 'forge-sandbox: selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here'
+	refute_output --partial 'error:'
+	refute_output --partial 'msb doctor --fix'
+	# With msb selected, its failure is the error it is.
+	user_config '{"sandbox": {"backend": "msb"}}'
+	run forge-sandbox doctor
+	assert_failure 69
+	assert_output --partial 'forge-sandbox: error: host unsupported'
+	assert_line 'forge-sandbox: selected: none: sandbox.backend is msb, which cannot run here'
+}
+
 @test "ls lists namespace sandboxes with their backend; up --recreate keeps the cache, drops /tmp; prune removes one whose worktree is gone" {
 	forge-sandbox up >/dev/null
 	run forge-sandbox ls --json

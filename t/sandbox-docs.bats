@@ -59,3 +59,13 @@ readme() { tr -s ' \n' '  ' <"$abs_top_srcdir/README.md"; }
 	assert_output --partial 'The read-only project'
 	assert_output --partial 'the outer flag wins'
 }
+
+@test "docs: forge-sandbox(1) says what in the git dirs the namespace backend protects and what neither backend can stop" {
+	run rendered forge-sandbox.1
+	assert_output --partial 'config, commondir, gitdir, hooks (an empty read-only folder where none exists)'
+	assert_output --partial 'What neither backend can stop.'
+	assert_output --partial 'plant a commondir file in a git dir that has none'
+	assert_output --partial 'add a nested repository as a submodule'
+	assert_output --partial 'a repository, or the agent in its sandbox, can name'
+	assert_output --partial 'a directory or a block device is refused'
+}

@@ -382,12 +382,12 @@ TABLE
 	w "sandbox.mounts[2]: relative/dir is not an absolute path; skipped"
 	w "sandbox.mounts[3]: $SCRATCH/missing is not an existing directory; skipped"
 	w "sandbox.mounts[4]: $SCRATCH/file is not an existing directory; skipped"
-	w "sandbox.mounts[5]: $SCRATCH/co:lon contains ':', ',' or a newline, which msb cannot mount; skipped"
+	w "sandbox.mounts[5]: $SCRATCH/co:lon: msb's -v syntax cannot express a path containing ':' or ','; skipped"
 	w "sandbox.mounts[6]: $REPO/sub overlaps the reserved path $REPO; skipped"
 	w "sandbox.mounts[7]: $SCRATCH overlaps the reserved path $REPO; skipped"
 	w "sandbox.mounts[9]: $SCRATCH/data/sub overlaps the earlier mount $SCRATCH/data; skipped"
 	w "sandbox.mounts[11]: no host path; skipped"
-	w "sandbox.mounts[12]: contains a newline, which msb cannot mount; skipped"
+	w "sandbox.mounts[12]: contains a newline, which cannot be mounted (the mount plan is line-based); skipped"
 	w "loop.allowExternalDirectories[2]: $SCRATCH/data/sub overlaps the earlier mount $SCRATCH/data; skipped"
 	# The explicit read-write entry wins over the external one, silently.
 	[[ $stderr != *"allowExternalDirectories[1]"* ]]

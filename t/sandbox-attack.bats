@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# Attacks on the namespace backend (SPEC 4.5) from a hostile agent inside
+# the sandbox or a hostile repository, each against a REAL sandbox on this
+# machine (bwrap, forge-sandbox-init, rootfs host): what the agent must not
+# be able to do to the host, and paths the backend must carry.
+load test_helper
+load sandbox_helper
+
+setup() {
+	sandbox_setup
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
+		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
+	fi
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
+	NAME=$(expected_name "$REPO")
+	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
+}
+
+teardown() {
+	for dir in "${REPO:-}" "${OTHER:-}"; do
+		[ -z "$dir" ] || forge-sandbox rm "$dir" >/dev/null 2>&1 || :
+	done
+	forge_test_teardown
+}
+
+# user_config JSON: the user's forge configuration.
+user_config() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
+in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
+
+@test "bwrap mounts a worktree whose path has ':', ',' and spaces (msb's restriction is msb's); a newline is refused (65) naming it" {
+	OTHER="$SCRATCH/a:b, c"
+	make_repo "$OTHER"
+	run forge-sandbox up "$OTHER"
+	assert_success
+	cd "$OTHER"
+	run forge-sandbox exec "$OTHER" -- sh -c 'pwd -P; echo inside >made'
+	assert_success
+	assert_output "$OTHER"
+	[ "$(cat "$OTHER/made")" = inside ]
+	run forge-sandbox exec "$OTHER" -- sh -c 'echo x >.git/hooks/pre-commit'
+	assert_failure
+	# msb still refuses it.
+	run forge-sandbox plan --backend msb "$OTHER"
+	assert_failure 65
+	assert_output --partial "cannot mount worktree $OTHER: msb's -v syntax"
+	make_repo "$SCRATCH/new"$'\n'"line"
+	run forge-sandbox up "$SCRATCH/new"$'\n'"line"
+	assert_failure 65
+	assert_output --partial "cannot mount worktree $SCRATCH/new"$'\n'"line: a path containing a newline"
+}
+
+@test "what makes the host's git run code stays read-only: submodule hooks and config, other worktrees' commondir, the .git file and folder can't be swapped" {
+	make_repo "$SCRATCH/lib"
+	git submodule add -q "$SCRATCH/lib" lib
+	git commit -q -m 'a submodule'
+	git worktree add -q "$SCRATCH/other"
+	forge-sandbox up >/dev/null
+	pwned=$SCRATCH/PWNED
+	run in_sandbox sh -c "printf '#!/bin/sh\ntouch $pwned\n' >.git/modules/lib/hooks/post-checkout"
+	assert_failure
+	run in_sandbox git -C lib config core.fsmonitor "touch $pwned; false"
+	assert_failure
+	run in_sandbox sh -c 'echo "$1" >.git/worktrees/other/commondir' sh "$REPO/evil"
+	assert_failure
+	run in_sandbox sh -c 'echo "gitdir: $1" >lib/.git' sh "$REPO/evil"
+	assert_failure
+	run in_sandbox mv .git/modules/lib .git/modules/lib-moved
+	assert_failure
+	run in_sandbox mv .git/modules .git/modules-moved
+	assert_failure
+	run in_sandbox mv .git .git-moved
+	assert_failure
+	[ -d "$REPO/.git/modules/lib" ]
+	# The host's git, in the worktree, the submodule and the other worktree.
+	git status >/dev/null
+	git -C lib status >/dev/null
+	git -C "$SCRATCH/other" status >/dev/null
+	[ ! -e "$pwned" ]
+	# Work inside still works: a commit in the worktree and in the submodule.
+	run in_sandbox sh -c 'echo x >new && git add new && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m inside'
+	assert_success
+	run in_sandbox sh -c 'cd lib && echo y >more && git add more && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m inside-lib'
+	assert_success
+	[ "$(git -C lib log -1 --format=%s)" = inside-lib ]
+}
+
+@test "a directory as stdio never goes in: forge-shell refuses it (127) and the exec server refuses a raw request carrying one" {
+	mkdir -p "$SCRATCH/secret"
+	echo TOPSECRET >"$SCRATCH/secret/key"
+	forge-sandbox up >/dev/null
+	run -127 forge-sandbox exec -- cat /proc/self/fd/0/key <"$SCRATCH/secret"
+	assert_failure 127
+	assert_output --partial 'stdin: a directory or block device never goes into the sandbox'
+	refute_output --partial TOPSECRET
+	run "$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" send sh -c 'cat /proc/self/fd/0/key; touch ran' <"$SCRATCH/secret"
+	assert_output refused
+	[ ! -e "$REPO/ran" ]
+	# The same raw client with ordinary stdio is served.
+	run "$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" send sh -c 'touch ran' </dev/null
+	assert_output 'status 0'
+	[ -e "$REPO/ran" ]
+}
+
+@test "a client that connects and stalls (before or inside its request) delays no other exec" {
+	forge-sandbox up >/dev/null
+	"$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" stall 30 3>&- &
+	STALLED=$!
+	"$abs_top_builddir/t/exec-raw" "$STATE/exec.sock" stall 30 header 3>&- </dev/null &
+	STALLED="$STALLED $!"
+	sleep 0.5
+	start=$(date +%s%N)
+	run timeout 5 forge-sandbox exec -- sh -c 'echo served'
+	elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+	kill $STALLED 2>/dev/null || :
+	assert_success
+	assert_output served
+	[ "$elapsed_ms" -lt 2000 ] || fail "exec took $elapsed_ms ms behind a stalled client"
+}
+
+@test "a state folder path longer than a socket address holds (long home, long worktree name): up and exec work" {
+	export XDG_STATE_HOME="$HOME/a.user.with.a.rather.long.login.name/.local/state"
+	OTHER="$SCRATCH/$(printf 'w%.0s' $(seq 1 60))"
+	make_repo "$OTHER"
+	cd "$OTHER"
+	run forge-sandbox up
+	assert_success
+	sock=$XDG_STATE_HOME/forge/bwrap/$(expected_name "$OTHER")/exec.sock
+	[ "${#sock}" -ge 108 ] || fail "the socket path is only ${#sock} bytes long"
+	run forge-sandbox exec -- pwd -P
+	assert_success
+	assert_output "$OTHER"
+}
+
+@test "a symlinked .git/modules or .git/worktrees (whose git dirs could not be protected) makes up exit 73" {
+	mkdir -p "$SCRATCH/elsewhere"
+	ln -s "$SCRATCH/elsewhere" .git/modules
+	run forge-sandbox up
+	assert_failure 73
+	assert_output --partial "cannot protect the git dirs in $REPO/.git/modules: it is a symbolic link"
+	[ ! -e "$STATE/pid" ]
+}
+
+@test "core.hooksPath inside the worktree (.githooks, husky's .husky/_): that folder is read-only inside too, created when missing; msb's plan has it" {
+	git config core.hooksPath .githooks
+	mkdir .githooks
+	printf '#!/bin/sh\nexit 0\n' >.githooks/pre-commit
+	chmod +x .githooks/pre-commit
+	forge-sandbox up >/dev/null
+	run in_sandbox sh -c 'echo "touch $1" >>.githooks/pre-commit' sh "$SCRATCH/PWNED"
+	assert_failure
+	assert_output --partial 'Read-only file system'
+	run in_sandbox sh -c 'echo x >.githooks/post-checkout'
+	assert_failure
+	git commit -q --allow-empty -m host
+	[ ! -e "$SCRATCH/PWNED" ]
+	forge-sandbox rm >/dev/null
+	# A global core.hooksPath naming a folder not there yet: created, read-only.
+	git config --unset core.hooksPath
+	git config --global core.hooksPath .husky/_
+	forge-sandbox up >/dev/null
+	[ -d "$REPO/.husky/_" ]
+	run in_sandbox sh -c 'echo x >.husky/_/pre-commit'
+	assert_failure
+	[ ! -e "$REPO/.husky/_/pre-commit" ]
+	run forge-sandbox plan --backend msb
+	assert_line "$REPO/.husky/_:$REPO/.husky/_:ro"
+}
