@@ -8,16 +8,26 @@
  * the program that replaces it. It fails closed: when msb cannot be run it
  * exits 127 and never falls back to the host shell.
  *
+ * A namespace sandbox (SPEC 4.5, one with a state folder) has no msb: the
+ * command goes to the exec server in it (forge-sandbox-init) over its unix
+ * socket instead, with the stdio fds; see run_in_bwrap.
+ *
  * It is on the path of every command an agent runs, so it does the least
  * possible before the execv: no stdio unless something is wrong.
  */
 #define _XOPEN_SOURCE 700  /* realpath */
+#define _DEFAULT_SOURCE    /* CMSG_SPACE, CMSG_LEN */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define USAGE \
@@ -25,7 +35,10 @@
 	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n" \
 	"msb exec), or in the host shell when it is unset or empty. The arguments are\n" \
 	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n" \
-	"--version are forge-shell's own only as the sole argument.\n"
+	"--version are forge-shell's own only as the sole argument.\n" \
+	"  forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n" \
+	"runs COMMAND itself (no bash) in a namespace sandbox; --exec-kill-group\n" \
+	"also kills what COMMAND left running in its process group when it ends.\n"
 
 /* SPEC 4.4: whatever stops msb from running, the answer is 127, not the host. */
 enum { EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
@@ -250,6 +263,303 @@ static void run_on_host(char **argv)
 		": ", strerror(errno), ")", (const char *)NULL);
 }
 
+/* --- the namespace backend (SPEC 4.5): forge-sandbox-init's exec socket ---
+ * The wire protocol is documented in helpers/forge-sandbox-init.c. */
+
+#define BWRAP_MAGIC 0x31495346u  /* "FSI1" */
+#define BWRAP_FLAG_KILL_AT_END 1u
+#define BWRAP_FRAME_SIGNAL 1u
+#define BWRAP_FRAME_STATUS 2u
+#define BWRAP_ARGS_MAX 65536u
+#define BWRAP_PAYLOAD_MAX (4u << 20)
+#define BWRAP_ENV_FILE_MAX 65536
+
+/* The connection a signal handler forwards signals over. */
+static int bwrap_sock = -1;
+
+/* "cannot run NAME in its sandbox (WHY: ERR); refusing to run on the host", 127. */
+static void bwrap_fail(const char *name, const char *why, const char *detail)
+{
+	die(EXIT_NOT_FOUND, "cannot run in the sandbox ", name, " (", why ? why : "",
+		detail ? ": " : "", detail ? detail : "", "); refusing to run on the host", (const char *)NULL);
+}
+
+/*
+ * The state folder of namespace sandbox NAME, ${XDG_STATE_HOME:-$HOME/.local/state}/forge/bwrap/NAME,
+ * or NULL when there is no such directory (then NAME is an msb sandbox).
+ */
+static char *bwrap_state_dir(const char *name)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME"), *suffix = "";
+	struct stat st;
+	char *dir;
+	size_t len;
+
+	if (!state || state[0] != '/') {
+		if (!home || home[0] != '/')
+			return NULL;
+		state = home;
+		suffix = "/.local/state";
+	}
+	len = strlen(state) + strlen(suffix) + strlen("/forge/bwrap/") + strlen(name) + 1;
+	dir = xmalloc(len);
+	snprintf(dir, len, "%s%s/forge/bwrap/%s", state, suffix, name);
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return dir;
+	free(dir);
+	return NULL;
+}
+
+static void bwrap_send_all(const char *name, int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			bwrap_fail(name, "cannot send the command", strerror(n < 0 ? errno : EIO));
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void bwrap_forward(int sig)
+{
+	int saved = errno;
+	uint32_t frame[2] = { BWRAP_FRAME_SIGNAL, (uint32_t)sig };
+
+	if (send(bwrap_sock, frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* The server is gone: the status read below says so. */
+	}
+	errno = saved;
+}
+
+/* Connects to DIR/exec.sock (through /proc when the path is too long for sun_path). */
+static int bwrap_connect(const char *name, const char *dir)
+{
+	struct sockaddr_un addr;
+	int fd, dirfd = -1, rc;
+
+	memset(&addr, 0, sizeof addr);
+	addr.sun_family = AF_UNIX;
+	if (strlen(dir) + strlen("/exec.sock") < sizeof addr.sun_path)
+		snprintf(addr.sun_path, sizeof addr.sun_path, "%s/exec.sock", dir);
+	else {
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dirfd < 0)
+			bwrap_fail(name, dir, strerror(errno));
+		snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/exec.sock", dirfd);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		bwrap_fail(name, "socket", strerror(errno));
+	do
+		rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
+	while (rc != 0 && errno == EINTR);
+	if (rc != 0)
+		bwrap_fail(name, "its exec socket does not answer; is it up?", strerror(errno));
+	if (dirfd >= 0)
+		close(dirfd);
+	return fd;
+}
+
+/*
+ * Appends the NAME=VALUE entries of the environment names listed in
+ * DIR/env (one per line, written by forge-sandbox up) that are set here.
+ */
+static size_t bwrap_env(const char *dir, char ***entries)
+{
+	char path[4096], buf[BWRAP_ENV_FILE_MAX + 1], *line, *next;
+	size_t n = 0, cap = 16, got = 0;
+	int fd;
+
+	*entries = xmalloc(cap * sizeof **entries);
+	if ((size_t)snprintf(path, sizeof path, "%s/env", dir) >= sizeof path)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + got, BWRAP_ENV_FILE_MAX - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	for (line = buf; line && *line; line = next) {
+		const char *value;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!*line || strchr(line, '=') || !(value = getenv(line)))
+			continue;
+		if (n + 1 >= cap) {
+			char **grown = xmalloc(cap * 2 * sizeof *grown);
+
+			memcpy(grown, *entries, n * sizeof *grown);
+			free(*entries);
+			*entries = grown;
+			cap *= 2;
+		}
+		(*entries)[n] = xmalloc(strlen(line) + strlen(value) + 2);
+		sprintf((*entries)[n++], "%s=%s", line, value);
+	}
+	return n;
+}
+
+/* Makes sure fds 0-2 are open, so they can be passed (/dev/null where not). */
+static void bwrap_stdio(const char *name)
+{
+	for (int i = 0; i < 3; i++) {
+		if (fcntl(i, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int fd = open("/dev/null", O_RDWR);
+
+		if (fd != i)
+			bwrap_fail(name, "cannot open /dev/null", strerror(errno));
+	}
+}
+
+/*
+ * Runs ARGV (ARGC strings) in the namespace sandbox NAME whose state folder
+ * is DIR, through its exec server, and exits with the command's status.
+ */
+static void run_in_bwrap(const char *name, const char *dir, int argc, char **argv, uint32_t flags)
+{
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(3 * sizeof(int))];
+	} control;
+	uint32_t header[5], frame[2];
+	int fds[3] = { 0, 1, 2 };
+	char *cwd, **env, *payload, *p;
+	size_t envc, length, i;
+	struct msghdr msg;
+	struct iovec iov;
+	struct sigaction sa;
+	sigset_t block, old;
+	ssize_t n;
+
+	if ((uint32_t)argc > BWRAP_ARGS_MAX || argc < 1)
+		bwrap_fail(name, "too many arguments", NULL);
+	bwrap_stdio(name);
+	cwd = physical_cwd();
+	envc = bwrap_env(dir, &env);
+	length = strlen(cwd) + 1;
+	for (i = 0; i < (size_t)argc; i++)
+		length += strlen(argv[i]) + 1;
+	for (i = 0; i < envc; i++)
+		length += strlen(env[i]) + 1;
+	if (length > BWRAP_PAYLOAD_MAX || envc > BWRAP_ARGS_MAX)
+		bwrap_fail(name, "the command and its environment are too long", NULL);
+	p = payload = xmalloc(length);
+	p = stpcpy(p, cwd) + 1;
+	for (i = 0; i < (size_t)argc; i++)
+		p = stpcpy(p, argv[i]) + 1;
+	for (i = 0; i < envc; i++) {
+		p = stpcpy(p, env[i]) + 1;
+		free(env[i]);
+	}
+	free(env);
+	free(cwd);
+
+	bwrap_sock = bwrap_connect(name, dir);
+	/* No signal is forwarded before the request is whole. */
+	sigemptyset(&block);
+	for (i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&block, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &block, &old) != 0)
+		bwrap_fail(name, "sigprocmask", strerror(errno));
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = bwrap_forward;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		if (sigaction(forwarded[i], &sa, NULL) != 0)
+			bwrap_fail(name, "sigaction", strerror(errno));
+
+	header[0] = BWRAP_MAGIC;
+	header[1] = flags;
+	header[2] = (uint32_t)argc;
+	header[3] = (uint32_t)envc;
+	header[4] = (uint32_t)length;
+	iov.iov_base = header;
+	iov.iov_len = sizeof header;
+	memset(&msg, 0, sizeof msg);
+	memset(&control, 0, sizeof control);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof control.buf;
+	CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof fds);
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), fds, sizeof fds);
+	do
+		n = sendmsg(bwrap_sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		bwrap_fail(name, "cannot send the command", strerror(errno));
+	bwrap_send_all(name, bwrap_sock, (const char *)header + n, sizeof header - (size_t)n);
+	bwrap_send_all(name, bwrap_sock, payload, length);
+	free(payload);
+	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
+		bwrap_fail(name, "sigprocmask", strerror(errno));
+
+	for (i = 0; i < sizeof frame;) {
+		n = recv(bwrap_sock, (char *)frame + i, sizeof frame - i, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die(EXIT_NOT_FOUND, "lost the connection to the sandbox ", name,
+				" before the command's status came", (const char *)NULL);
+		i += (size_t)n;
+	}
+	if (frame[0] != BWRAP_FRAME_STATUS || frame[1] > 255)
+		die(EXIT_NOT_FOUND, "the sandbox ", name, " sent an invalid answer", (const char *)NULL);
+	exit((int)frame[1]);
+}
+
+/*
+ * A sandbox with a state folder is a namespace sandbox; any other is msb's.
+ * "--exec[-kill-group] COMMAND..." runs COMMAND itself (forge-sandbox exec).
+ */
+static void route_to_sandbox(const char *name, int argc, char **argv)
+{
+	uint32_t flags = 0;
+	char *dir, **args;
+	int exec_mode = argc >= 3 && (strcmp(argv[1], "--exec") == 0 || strcmp(argv[1], "--exec-kill-group") == 0);
+
+	if (!is_sandbox_name(name))
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '", name,
+			"'; refusing to run on the host", (const char *)NULL);
+	dir = bwrap_state_dir(name);
+	if (!dir) {
+		if (exec_mode)
+			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; ", name,
+				" has no state folder; refusing to run on the host", (const char *)NULL);
+		run_in_sandbox(name, argc, argv);
+	}
+	if (exec_mode) {
+		if (strcmp(argv[1], "--exec-kill-group") == 0)
+			flags |= BWRAP_FLAG_KILL_AT_END;
+		run_in_bwrap(name, dir, argc - 2, argv + 2, flags);
+	}
+	args = xmalloc(((size_t)argc + 1) * sizeof *args);
+	args[0] = "bash";
+	for (int i = 1; i < argc; i++)
+		args[i] = argv[i];
+	args[argc] = NULL;
+	run_in_bwrap(name, dir, argc, args, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = getenv("FORGE_SANDBOX_CONTAINER");
@@ -270,7 +580,7 @@ int main(int argc, char **argv)
 		argv = no_args;
 	}
 	if (name && *name)
-		run_in_sandbox(name, argc, argv);
+		route_to_sandbox(name, argc, argv);
 	run_on_host(argv);
 	return EXIT_NOT_FOUND;
 }

@@ -21,6 +21,9 @@ forge_config_texts() {
 	  "verify.isolated.warm": "boolean",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
+	  "sandbox.backend": "string",
+	  "sandbox.bwrap": "object",
+	  "sandbox.bwrap.rootfs": "string",
 	  "sandbox.resources": "object",
 	  "sandbox.resources.memory": "size",
 	  "sandbox.resources.cpus": "size",
@@ -50,6 +53,8 @@ forge_config_texts() {
 	  "verify": {"timeout": '"$1"', "breaker": {"threshold": '"$2"'}, "isolated": {"warm": '"$3"'}},
 	  "sandbox": {
 	    "image": "oc-forge-sandbox:latest",
+	    "backend": "auto",
+	    "bwrap": {"rootfs": "image"},
 	    "resources": {"memory": "8g", "cpus": "4", "dockerDisk": "16g", "cacheDisk": "16g"},
 	    "mountProjectReadonly": true,
 	    "mounts": [],

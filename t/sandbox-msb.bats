@@ -60,6 +60,7 @@ teardown_file() {
 
 setup() {
 	sandbox_setup
+	select_msb_backend
 	need_msb
 }
 teardown() { forge_test_teardown; }

@@ -6,7 +6,7 @@
 load test_helper
 load sandbox_helper
 
-setup() { sandbox_setup; }
+setup() { sandbox_setup; select_msb_backend; }
 teardown() { forge_test_teardown; }
 
 # The default scratch dir, as plan resolves it without creating it.

@@ -9,6 +9,7 @@ load sandbox_helper
 
 setup() {
 	sandbox_setup
+	select_msb_backend
 	use_stub
 	NAME=$(expected_name "$REPO")
 	printf '[{"reference":"oc-forge-sandbox:latest","digest":"sha256:0"}]\n' >"$STUB_DIR/images.out"

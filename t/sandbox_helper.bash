@@ -122,3 +122,11 @@ make_msb_image() {
 	tar -C "$dir/img" -cf "$dir/image.tar" .
 	"$REAL_MSB" load --input "$dir/image.tar" --tag "$tag" --quiet
 }
+
+# select_msb_backend: the user's configuration selects the msb backend, for
+# the tests about msb's argv and calls (auto would pick the namespace
+# backend on a host that cannot boot microVMs).
+select_msb_backend() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '{"sandbox": {"backend": "msb"}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
+}

@@ -65,3 +65,28 @@ vg() {
 	FORGE_SANDBOX_CONTAINER= FORGE_HOST_SHELL=/bin/true vg 0 "$H/forge-shell" -c true
 	FORGE_SANDBOX_CONTAINER=forge-x FORGE_MSB=/nonexistent vg 127 "$H/forge-shell" -c true
 }
+
+@test "forge-seccomp and forge-sandbox-init under valgrind" {
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+		"$H/forge-seccomp" >"$SCRATCH/filter.bpf"
+	[ -s "$SCRATCH/filter.bpf" ]
+	vg 64 "$H/forge-seccomp" extra
+	vg 0 "$H/forge-sandbox-init" --help
+	vg 64 "$H/forge-sandbox-init" bogus
+	vg 64 "$H/forge-sandbox-init" serve 999
+	vg 64 "$H/forge-sandbox-init" start "$SCRATCH/sock" 2 -- true
+	vg 0 "$H/forge-sandbox-init" start --cpus 1 "$SCRATCH/sock" 7 -- sh -c 'test -S "$0" && exec 7>&-' "$SCRATCH/sock"
+	vg 73 "$H/forge-sandbox-init" start "$SCRATCH/sock" 7 -- true
+}
+
+@test "forge-shell's namespace-sandbox client under valgrind: a real sandbox, and one that does not answer" {
+	export XDG_STATE_HOME=$HOME/.local/state
+	mkdir -p "$XDG_STATE_HOME/forge/bwrap/forge-silent" "$XDG_CONFIG_HOME/forge"
+	FORGE_SANDBOX_CONTAINER=forge-silent vg 127 "$H/forge-shell" -c true
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
+	forge_test_repo
+	name=$(forge-sandbox up 2>/dev/null)
+	FORGE_SANDBOX_CONTAINER=$name vg 42 "$H/forge-shell" -c 'exit 42'
+	FORGE_SANDBOX_CONTAINER=$name vg 0 "$H/forge-shell" --exec-kill-group true
+	forge-sandbox rm >/dev/null 2>&1
+}

@@ -1,0 +1,652 @@
+/*
+ * forge-sandbox-init — PID 1 and exec server of a namespace sandbox (SPEC 4.5).
+ *
+ *   forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--keep FD2]...
+ *                            [--user UID:GID] SOCKET FD -- COMMAND...
+ *       On the host: creates the owner-only unix socket SOCKET, listening, as
+ *       file descriptor FD; closes every other descriptor above 2 but the
+ *       FD2s (so no pipe of the caller stays open for as long as the
+ *       sandbox runs, nor reaches inside); joins each cgroup by writing to
+ *       its cgroup.procs FILE; keeps the first N of the allowed CPUs; with
+ *       --user, drops
+ *       to UID:GID with no supplementary groups (root starting the sandbox
+ *       of another user's worktree); starts a new session; then execs
+ *       COMMAND (bwrap ... forge-sandbox-init serve FD), which inherits the
+ *       socket. The socket file is never mounted in the sandbox.
+ *   forge-sandbox-init serve FD
+ *       Inside: PID 1. Closes every descriptor above 2 but FD; reaps every
+ *       child and runs each request received on the listening socket FD in
+ *       its own session and process group.
+ *
+ * Wire protocol (one connection per command, native byte order, every
+ * length bounded; the client side is forge-shell):
+ *   client -> server  a 20-byte header sent with SCM_RIGHTS carrying exactly
+ *                     three fds (the command's stdin, stdout, stderr):
+ *                       u32 magic "FSI1", u32 flags (bit 0: kill the command's
+ *                       process group when the command ends), u32 argc
+ *                       (1..ARGS_MAX), u32 envc (0..ARGS_MAX), u32 length
+ *                       (at most PAYLOAD_MAX)
+ *                     then `length` bytes: 1 + argc + envc NUL-terminated
+ *                     strings: the physical cwd, argv, NAME=VALUE entries
+ *                     (added to the sandbox's own environment).
+ *   client -> server  8-byte frames: u32 FRAME_SIGNAL, u32 signal number
+ *                     (INT, TERM, HUP or QUIT; sent to the process group).
+ *   server -> client  one 8-byte frame: u32 FRAME_STATUS, u32 status (the
+ *                     exit code, 128+n for signal n, 126 when the command
+ *                     cannot be executed, 127 when it is not found); then
+ *                     the server closes the connection.
+ *   A client that disconnects before its status was sent has its command's
+ *   process group killed (SIGKILL).
+ */
+#define _GNU_SOURCE  /* accept4, pipe2, sched_setaffinity, prctl */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char USAGE[] =
+	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--keep FD2]...\n"
+	"                                [--user UID:GID] SOCKET FD -- COMMAND...\n"
+	"       forge-sandbox-init serve FD\n"
+	"start (on the host): create the owner-only unix socket SOCKET listening as\n"
+	"file descriptor FD, close other fds but the FD2s, join the cgroups, keep N\n"
+	"CPUs, drop to UID:GID, start a new session and exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
+	"request received on the socket FD. The wire protocol is in forge-sandbox-init(1).\n";
+
+enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70, EXIT_CANTCREAT = 73, EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
+
+#define MAGIC 0x31495346u  /* "FSI1" little-endian */
+#define FLAG_KILL_AT_END 1u
+#define FRAME_SIGNAL 1u
+#define FRAME_STATUS 2u
+#define ARGS_MAX 65536u
+#define PAYLOAD_MAX (4u << 20)
+#define CONNS_MAX 256
+#define REQUEST_TIMEOUT_SECS 10
+
+struct header {
+	uint32_t magic, flags, argc, envc, length;
+};
+
+struct conn {
+	int fd;        /* -1 once the client is gone */
+	pid_t pid;     /* the command (and its process group); 0: slot free */
+	uint32_t flags;
+};
+
+static const char progname[] = "forge-sandbox-init";
+/* Write end of the self-pipe: the only thing the SIGCHLD handler touches. */
+static int child_pipe_wr = -1;
+
+static void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: error: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+static void usage(FILE *out, int status)
+{
+	if ((fputs(USAGE, out) == EOF || fflush(out) == EOF) && status == 0)
+		die(EXIT_INTERNAL, "cannot write the usage: %s", strerror(errno));
+	exit(status);
+}
+
+static void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: warning: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* A decimal in [min, max], or -1. */
+static long parse_number(const char *s, long min, long max)
+{
+	char *end;
+	long n = -1;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || *end || n < min || n > max)
+		return -1;
+	return n;
+}
+
+static void write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die(EXIT_CANTCREAT, "cannot write: %s", strerror(n < 0 ? errno : EIO));
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The descriptors above 2 that are not in KEEP (N of them), closed. */
+static void close_other_fds(const long *keep, int n)
+{
+	int open_fds[1024], count = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (dir) {
+		struct dirent *e;
+
+		while ((e = readdir(dir)) && count < (int)(sizeof open_fds / sizeof open_fds[0])) {
+			long fd = parse_number(e->d_name, 3, INT_MAX);
+
+			if (fd >= 0 && fd != dirfd(dir))
+				open_fds[count++] = (int)fd;
+		}
+		closedir(dir);
+	} else {
+		/* No /proc: every descriptor a default limit allows. */
+		for (int fd = 3; fd < 1024 && count < 1024; fd++)
+			open_fds[count++] = fd;
+	}
+	for (int i = 0; i < count; i++) {
+		int kept = 0;
+
+		for (int k = 0; k < n; k++)
+			kept |= keep[k] == open_fds[i];
+		if (!kept)
+			close(open_fds[i]);
+	}
+}
+
+/* --- start: on the host --------------------------------------------------- */
+
+static int listen_socket(const char *path)
+{
+	struct sockaddr_un addr;
+	int fd;
+	mode_t old;
+
+	if (strlen(path) >= sizeof addr.sun_path)
+		die(EXIT_USAGE, "socket path too long: %s", path);
+	memset(&addr, 0, sizeof addr);
+	addr.sun_family = AF_UNIX;
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		die(EXIT_INTERNAL, "socket: %s", strerror(errno));
+	old = umask(077);  /* owner-only from the moment it exists */
+	if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
+		die(EXIT_CANTCREAT, "cannot create the socket %s: %s", path, strerror(errno));
+	umask(old);
+	if (chmod(path, 0600) != 0 || listen(fd, 64) != 0)
+		die(EXIT_CANTCREAT, "cannot listen on %s: %s", path, strerror(errno));
+	return fd;
+}
+
+static void join_cgroup(const char *procs)
+{
+	int fd = open(procs, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		die(EXIT_CANTCREAT, "cannot join the cgroup %s: %s", procs, strerror(errno));
+	write_all(fd, "0\n", 2);  /* 0: the writing process */
+	if (close(fd) != 0)
+		die(EXIT_CANTCREAT, "cannot join the cgroup %s: %s", procs, strerror(errno));
+}
+
+/* Keeps the first N of the CPUs this process may run on. */
+static void keep_cpus(long n)
+{
+	cpu_set_t set, keep;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof set, &set) != 0)
+		die(EXIT_INTERNAL, "sched_getaffinity: %s", strerror(errno));
+	CPU_ZERO(&keep);
+	for (cpu = 0; cpu < CPU_SETSIZE && n > 0; cpu++) {
+		if (CPU_ISSET(cpu, &set)) {
+			CPU_SET(cpu, &keep);
+			n--;
+		}
+	}
+	if (sched_setaffinity(0, sizeof keep, &keep) != 0)
+		die(EXIT_INTERNAL, "sched_setaffinity: %s", strerror(errno));
+}
+
+/* Becomes UID:GID, with no supplementary group, for good. */
+static void drop_to(const char *spec)
+{
+	char *end;
+	unsigned long uid, gid;
+
+	errno = 0;
+	uid = strtoul(spec, &end, 10);
+	if (errno || end == spec || *end != ':' || uid == 0 || uid > 0xfffffffeUL)
+		die(EXIT_USAGE, "--user takes UID:GID (not root), not '%s'", spec);
+	spec = end + 1;
+	gid = strtoul(spec, &end, 10);
+	if (errno || end == spec || *end || gid > 0xfffffffeUL)
+		die(EXIT_USAGE, "--user takes UID:GID (not root), not '%s'", spec);
+	if (setgroups(0, NULL) != 0 || setgid((gid_t)gid) != 0 || setuid((uid_t)uid) != 0)
+		die(EXIT_INTERNAL, "cannot become %lu:%lu: %s", uid, gid, strerror(errno));
+	if (getuid() != (uid_t)uid || geteuid() != (uid_t)uid || getegid() != (gid_t)gid || setuid(0) == 0)
+		die(EXIT_INTERNAL, "could not drop to %lu:%lu for good", uid, gid);
+}
+
+static int cmd_start(int argc, char **argv)
+{
+	long cpus = 0, target, keep[17];
+	const char *user = NULL;
+	int i, fd, nkeep = 1;
+
+	for (i = 2; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i += 2) {
+		if (i + 1 >= argc)
+			usage(stderr, EXIT_USAGE);
+		if (strcmp(argv[i], "--cgroup") == 0)
+			continue;  /* joined below, once the arguments are known good */
+		if (strcmp(argv[i], "--keep") == 0) {
+			if (nkeep >= (int)(sizeof keep / sizeof keep[0]) ||
+				(keep[nkeep++] = parse_number(argv[i + 1], 3, 1023)) < 0)
+				die(EXIT_USAGE, "--keep takes at most 16 fds from 3 to 1023, not '%s'", argv[i + 1]);
+			continue;
+		}
+		if (strcmp(argv[i], "--user") == 0) {
+			user = argv[i + 1];
+			continue;
+		}
+		if (strcmp(argv[i], "--cpus") != 0 || (cpus = parse_number(argv[i + 1], 1, CPU_SETSIZE)) < 0)
+			usage(stderr, EXIT_USAGE);
+	}
+	if (argc - i < 4 || strcmp(argv[i + 2], "--") != 0)
+		usage(stderr, EXIT_USAGE);
+	target = parse_number(argv[i + 1], 3, 1023);
+	if (target < 0)
+		die(EXIT_USAGE, "FD must be a number from 3 to 1023, not '%s'", argv[i + 1]);
+
+	keep[0] = target;
+	for (int k = 1; k < nkeep; k++)
+		if (keep[k] == target)
+			die(EXIT_USAGE, "--keep %ld: that is FD, where the socket goes", target);
+	fd = listen_socket(argv[i]);
+	if (fd != target) {
+		if (dup2(fd, (int)target) < 0)
+			die(EXIT_INTERNAL, "dup2: %s", strerror(errno));
+		if (close(fd) != 0)
+			die(EXIT_INTERNAL, "close: %s", strerror(errno));
+	} else if (fcntl(fd, F_SETFD, 0) != 0)
+		die(EXIT_INTERNAL, "fcntl: %s", strerror(errno));
+	close_other_fds(keep, nkeep);
+	for (int j = 2; j < i; j += 2)
+		if (strcmp(argv[j], "--cgroup") == 0)
+			join_cgroup(argv[j + 1]);
+	if (cpus > 0)
+		keep_cpus(cpus);
+	if (user)
+		drop_to(user);
+	if (setsid() < 0 && errno != EPERM)
+		die(EXIT_INTERNAL, "setsid: %s", strerror(errno));
+	execvp(argv[i + 3], argv + i + 3);
+	die(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run %s: %s", argv[i + 3], strerror(errno));
+	return EXIT_INTERNAL;
+}
+
+/* --- serve: PID 1 inside ------------------------------------------------------ */
+
+static void on_sigchld(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (write(child_pipe_wr, &c, 1) < 0) {
+		/* The pipe is full: a wakeup is pending anyway. */
+	}
+	errno = saved;
+}
+
+/* Reads exactly LEN bytes; 0 on success, -1 on EOF, error or timeout. */
+static int read_exact(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void close_fds(const int *fds, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/*
+ * Receives the header and the three stdio fds. Returns the number of fds
+ * received (3 when the request is well-formed), -1 on failure.
+ */
+static int receive_header(int fd, struct header *h, int fds[3])
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} control;
+	struct iovec iov = { h, sizeof *h };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	ssize_t n;
+	int got = 0;
+
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof control.buf;
+	do
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int received;
+
+			memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+			if (got < 3)
+				fds[got++] = received;
+			else
+				close(received);
+		}
+	}
+	if ((msg.msg_flags & MSG_CTRUNC) || got != 3 ||
+		read_exact(fd, (char *)h + n, sizeof *h - (size_t)n) != 0) {
+		close_fds(fds, got);
+		return -1;
+	}
+	return got;
+}
+
+/* Checks that PAYLOAD holds exactly COUNT NUL-terminated strings and points STRS at them. */
+static int split_payload(char *payload, uint32_t length, char **strs, uint32_t count)
+{
+	uint32_t i = 0, at = 0;
+
+	while (at < length && i < count) {
+		char *end = memchr(payload + at, '\0', length - at);
+
+		if (!end)
+			return -1;
+		strs[i++] = payload + at;
+		at = (uint32_t)(end - payload) + 1;
+	}
+	strs[i] = NULL;
+	return i == count && at == length ? 0 : -1;
+}
+
+/* In the forked child: becomes the command. Never returns. */
+static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t envc)
+{
+	sigset_t none;
+	const char *cwd = strs[0];
+	char **argv = strs + 1;
+
+	sigemptyset(&none);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setsid() < 0)
+		_exit(EXIT_CANNOT_EXEC);
+	for (int i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			_exit(EXIT_CANNOT_EXEC);
+	close_fds(fds, 3);
+	if (chdir(cwd) != 0) {
+		fprintf(stderr, "%s: error: cannot change to %s inside the sandbox: %s\n", progname, cwd,
+			strerror(errno));
+		_exit(EXIT_CANNOT_EXEC);
+	}
+	for (uint32_t i = 0; i < envc; i++)
+		if (strchr(argv[argc + 1 + i], '=') && putenv(argv[argc + 1 + i]) != 0)
+			_exit(EXIT_CANNOT_EXEC);
+	if (setenv("PWD", cwd, 1) != 0)
+		_exit(EXIT_CANNOT_EXEC);
+	argv[argc] = NULL;
+	execvp(argv[0], argv);
+	fprintf(stderr, "%s: error: %s: %s\n", progname, argv[0], strerror(errno));
+	_exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+/* Reads one request from the new connection FD and starts its command. */
+static void start_request(struct conn *c, int fd)
+{
+	struct timeval timeout = { REQUEST_TIMEOUT_SECS, 0 };
+	struct header h;
+	int fds[3] = { -1, -1, -1 };
+	char *payload = NULL, **strs = NULL;
+	pid_t pid;
+
+	c->fd = fd;
+	c->pid = 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0 ||
+		receive_header(fd, &h, fds) != 3)
+		goto refuse;
+	if (h.magic != MAGIC || h.argc < 1 || h.argc > ARGS_MAX || h.envc > ARGS_MAX ||
+		h.length > PAYLOAD_MAX || h.length < 1)
+		goto refuse;
+	payload = malloc(h.length);
+	strs = malloc(((size_t)h.argc + h.envc + 3) * sizeof *strs);
+	if (!payload || !strs || read_exact(fd, payload, h.length) != 0 ||
+		split_payload(payload, h.length, strs, 1 + h.argc + h.envc) != 0)
+		goto refuse;
+	/* The argv's terminator goes where the first env entry was: keep it. */
+	memmove(strs + 2 + h.argc, strs + 1 + h.argc, ((size_t)h.envc + 1) * sizeof *strs);
+	pid = fork();
+	if (pid < 0)
+		goto refuse;
+	if (pid == 0)
+		run_command(fds, strs, h.argc, h.envc);
+	close_fds(fds, 3);
+	free(payload);
+	free(strs);
+	c->pid = pid;
+	c->flags = h.flags;
+	return;
+refuse:
+	close_fds(fds, 3);
+	free(payload);
+	free(strs);
+	close(fd);
+	c->fd = -1;
+}
+
+static void send_status(struct conn *c, int status)
+{
+	uint32_t frame[2] = { FRAME_STATUS, (uint32_t)status };
+	ssize_t n;
+
+	do
+		n = send(c->fd, frame, sizeof frame, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	close(c->fd);
+	c->fd = -1;
+}
+
+static void reap(struct conn *conns)
+{
+	for (;;) {
+		int st, status;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			return;
+		status = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+		for (int i = 0; i < CONNS_MAX; i++) {
+			if (conns[i].pid != pid)
+				continue;
+			if (conns[i].flags & FLAG_KILL_AT_END)
+				kill(-pid, SIGKILL);
+			if (conns[i].fd >= 0)
+				send_status(&conns[i], status);
+			conns[i].pid = 0;
+		}
+	}
+}
+
+/* A frame or EOF from a client whose command runs. */
+static void client_input(struct conn *c)
+{
+	uint32_t frame[2];
+
+	if (read_exact(c->fd, frame, sizeof frame) != 0) {
+		/* Gone before its status: nothing of its command may outlive it. */
+		kill(-c->pid, SIGKILL);
+		close(c->fd);
+		c->fd = -1;
+		return;
+	}
+	if (frame[0] == FRAME_SIGNAL && (frame[1] == SIGINT || frame[1] == SIGTERM ||
+		frame[1] == SIGHUP || frame[1] == SIGQUIT))
+		kill(-c->pid, (int)frame[1]);
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	static struct conn conns[CONNS_MAX];
+	struct pollfd pfd[CONNS_MAX + 2];
+	struct sigaction sa;
+	int pipefd[2], listen_fd, null_fd;
+	long n = -1;
+
+	if (argc != 3 || (n = parse_number(argv[2], 0, 1023)) < 0)
+		usage(stderr, EXIT_USAGE);
+	listen_fd = (int)n;
+	/* No process of the sandbox may read this one's memory or fds. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		die(EXIT_INTERNAL, "prctl: %s", strerror(errno));
+	if (fcntl(listen_fd, F_SETFD, FD_CLOEXEC) != 0)
+		die(EXIT_USAGE, "fd %ld is not open: %s", n, strerror(errno));
+	/* Nothing bwrap or the caller left open reaches the commands. */
+	close_other_fds(&n, 1);
+	/* Received fds must never land on 0-2. */
+	while ((null_fd = open("/dev/null", O_RDWR)) >= 0 && null_fd <= 2) {
+	}
+	if (null_fd < 0)
+		die(EXIT_INTERNAL, "/dev/null: %s", strerror(errno));
+	close(null_fd);
+	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) != 0)
+		die(EXIT_INTERNAL, "pipe: %s", strerror(errno));
+	child_pipe_wr = pipefd[1];
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigchld;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGCHLD, &sa, NULL) != 0)
+		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 0; i < CONNS_MAX; i++)
+		conns[i].fd = -1;
+
+	for (;;) {
+		int nfds = 0, free_slot = -1, slot[CONNS_MAX + 2];
+
+		pfd[nfds].fd = pipefd[0];
+		pfd[nfds++].events = POLLIN;
+		for (int i = 0; i < CONNS_MAX; i++) {
+			if (conns[i].fd >= 0 && conns[i].pid > 0) {
+				slot[nfds] = i;
+				pfd[nfds].fd = conns[i].fd;
+				pfd[nfds++].events = POLLIN;
+			} else if (conns[i].pid == 0 && free_slot < 0)
+				free_slot = i;
+		}
+		if (free_slot >= 0) {
+			pfd[nfds].fd = listen_fd;
+			pfd[nfds++].events = POLLIN;
+		}
+		if (poll(pfd, (nfds_t)nfds, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die(EXIT_INTERNAL, "poll: %s", strerror(errno));
+		}
+		if (pfd[0].revents) {
+			char drain[64];
+
+			while (read(pipefd[0], drain, sizeof drain) > 0) {
+			}
+			reap(conns);
+		}
+		for (int k = 1; k < nfds; k++) {
+			if (!pfd[k].revents)
+				continue;
+			if (pfd[k].fd == listen_fd) {
+				int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+				if (fd >= 0)
+					start_request(&conns[free_slot], fd);
+				else if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
+					warn("accept: %s", strerror(errno));
+			} else if (conns[slot[k]].fd == pfd[k].fd)
+				client_input(&conns[slot[k]]);
+		}
+	}
+	return EXIT_INTERNAL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage(stderr, EXIT_USAGE);
+	if (strcmp(argv[1], "--help") == 0)
+		usage(stdout, 0);
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("%s %s\n", progname, FORGE_VERSION);
+		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
+	}
+	if (strcmp(argv[1], "start") == 0)
+		return cmd_start(argc, argv);
+	if (strcmp(argv[1], "serve") == 0)
+		return cmd_serve(argc, argv);
+	usage(stderr, EXIT_USAGE);
+	return EXIT_USAGE;
+}

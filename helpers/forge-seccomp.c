@@ -1,0 +1,127 @@
+/*
+ * forge-seccomp — the seccomp filter of a namespace sandbox (SPEC 4.5), as
+ * BPF on stdout, for `bwrap --seccomp FD`.
+ *
+ * Everything is allowed except what widens the kernel surface a sandboxed
+ * process can reach or lets it leave its namespaces: io_uring, the key
+ * store, bpf, perf events, mounting, new namespaces (unshare, setns, and
+ * clone with a namespace flag), and faking terminal input (TIOCSTI).
+ * clone3 answers ENOSYS, not EPERM: libc then falls back to clone, whose
+ * flags a filter can read (clone3 passes them in memory). System calls of
+ * another architecture (32-bit calls on x86-64) kill the process.
+ */
+#define _GNU_SOURCE  /* CLONE_NEW* */
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const char USAGE[] =
+	"usage: forge-seccomp\n"
+	"Write the namespace sandbox's seccomp filter (BPF) to stdout, for bwrap --seccomp FD.\n";
+
+enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70 };
+
+static const char progname[] = "forge-seccomp";
+
+/* Denied outright (EPERM). Names this libseccomp does not know are skipped. */
+static const char *const denied[] = {
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key",
+	"bpf", "perf_event_open",
+	"mount", "umount2", "pivot_root", "setns",
+	"open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	NULL
+};
+
+/* Namespace flags: unshare with any of them, or clone with one of the
+ * first seven (CLONE_NEWTIME shares its bit with clone's exit signal). */
+static const unsigned long ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
+	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME
+};
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "%s: error: %s: %s\n", progname, what, strerror(rc < 0 ? -rc : rc));
+	exit(EXIT_INTERNAL);
+}
+
+static int resolve(const char *name)
+{
+	return seccomp_syscall_resolve_name(name);
+}
+
+static void deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned count,
+	const struct scmp_arg_cmp *cmp)
+{
+	int nr = resolve(name), rc;
+
+	if (nr == __NR_SCMP_ERROR)
+		return;
+	rc = count ? seccomp_rule_add_array(ctx, action, nr, count, cmp) : seccomp_rule_add(ctx, action, nr, 0);
+	if (rc < 0)
+		die(name, rc);
+}
+
+int main(int argc, char **argv)
+{
+	scmp_filter_ctx ctx;
+	unsigned i;
+	int rc;
+
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		fputs(USAGE, stdout);
+		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
+	}
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("%s %s\n", progname, FORGE_VERSION);
+		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
+	}
+	if (argc != 1) {
+		fputs(USAGE, stderr);
+		return EXIT_USAGE;
+	}
+	if (isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "%s: error: refusing to write BPF to a terminal\n", progname);
+		return EXIT_USAGE;
+	}
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		die("seccomp_init", ENOMEM);
+	for (i = 0; denied[i]; i++)
+		deny(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0, NULL);
+	for (i = 0; i < sizeof ns_flags / sizeof ns_flags[0]; i++) {
+		struct scmp_arg_cmp cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
+
+		deny(ctx, SCMP_ACT_ERRNO(EPERM), "unshare", 1, &cmp);
+		if (ns_flags[i] != CLONE_NEWTIME)
+			deny(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &cmp);
+	}
+	deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
+	{
+		/* The request is an int: the high 32 bits are ignored by the kernel. */
+		struct scmp_arg_cmp sti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
+		struct scmp_arg_cmp linux_ = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX);
+
+		deny(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &sti);
+		deny(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &linux_);
+	}
+	rc = seccomp_export_bpf(ctx, STDOUT_FILENO);
+	seccomp_release(ctx);
+	if (rc < 0)
+		die("cannot write the filter", rc);
+	return 0;
+}

@@ -1,0 +1,475 @@
+#!/usr/bin/env bats
+# The namespace backend (SPEC 4.5) with REAL sandboxes on this machine:
+# bubblewrap, forge-sandbox-init as PID 1, forge-shell's exec-socket client,
+# the seccomp filter and cgroups. No stub anywhere: every test starts a real
+# sandbox with `rootfs: host` (no Docker needed) and removes it.
+load test_helper
+load sandbox_helper
+load container-fixtures/docker
+
+setup() {
+	sandbox_setup
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
+		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
+	fi
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
+	NAME=$(expected_name "$REPO")
+	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
+}
+
+teardown() {
+	# Whatever a test left running goes with the sandbox.
+	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
+	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
+	[ -z "${OWNER_REPO:-}" ] || forge-sandbox rm "$OWNER_REPO" >/dev/null 2>&1 || :
+	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
+	[ -z "${IMAGE_TAG:-}" ] || docker rmi "$IMAGE_TAG" >/dev/null 2>&1 || :
+	forge_test_teardown
+}
+
+# user_config JSON: the user's forge configuration.
+user_config() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
+in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
+
+# alive PID: true when PID is a live process (not a zombie).
+alive() {
+	local stat
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# running_with MARKER: true when a live process has MARKER in its command line.
+running_with() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
+	done
+	return 1
+}
+
+init_pid() { cut -d' ' -f1 "$STATE/pid"; }
+
+@test "up starts a namespace sandbox that outlives it; exec returns statuses verbatim: 0, 42, 126, 127, 143" {
+	run --separate-stderr forge-sandbox up
+	assert_success
+	assert_output "$NAME"
+	alive "$(init_pid)"
+	run in_sandbox true
+	assert_success
+	run in_sandbox sh -c 'exit 42'
+	assert_failure 42
+	run in_sandbox no-such-command-here
+	assert_failure 127
+	printf 'echo hi\n' >"$REPO/not-executable"
+	run in_sandbox ./not-executable
+	assert_failure 126
+	run in_sandbox sh -c 'kill -TERM $$'
+	assert_failure 143
+}
+
+@test "inside: uid 1000, the same physical cwd, files written belong to the invoker on the host" {
+	forge-sandbox up >/dev/null
+	mkdir -p "$REPO/sub dir"
+	ln -s "$REPO/sub dir" "$SCRATCH/link"
+	cd "$SCRATCH/link"
+	run in_sandbox pwd -P
+	assert_output "$REPO/sub dir"
+	run in_sandbox id -u
+	assert_output 1000
+	run in_sandbox sh -c 'echo made inside >written'
+	assert_success
+	[ "$(cat "$REPO/sub dir/written")" = 'made inside' ]
+	[ "$(stat -c %u "$REPO/sub dir/written")" = "$(id -u)" ]
+}
+
+@test "hooks, the repository's config and read-only custom mounts are read-only inside (EROFS); a missing hooks folder too" {
+	mkdir -p "$SCRATCH/ro-data"
+	echo data >"$SCRATCH/ro-data/file"
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "mounts": [{"host": "'"$SCRATCH/ro-data"'"}]}}'
+	forge-sandbox up >/dev/null
+	run in_sandbox sh -c 'echo x >.git/hooks/pre-commit'
+	assert_failure
+	assert_output --partial 'Read-only file system'
+	[ ! -e "$REPO/.git/hooks/pre-commit" ]
+	run in_sandbox git config core.hooksPath /tmp
+	assert_failure
+	run git config core.hooksPath
+	assert_failure
+	run in_sandbox cat "$SCRATCH/ro-data/file"
+	assert_output data
+	run in_sandbox sh -c "echo x >'$SCRATCH/ro-data/file'"
+	assert_output --partial 'Read-only file system'
+	# The worktree itself stays writable.
+	run in_sandbox touch "$REPO/ok"
+	assert_success
+	forge-sandbox rm >/dev/null
+	rm -rf "$REPO/.git/hooks"
+	forge-sandbox up >/dev/null
+	run in_sandbox sh -c 'mkdir -p .git/hooks && echo x >.git/hooks/post-checkout'
+	assert_failure
+	[ ! -e "$REPO/.git/hooks/post-checkout" ]
+}
+
+@test "nothing else of the host is visible: a host file outside the mounts, the host HOME, shadow, /root" {
+	echo secret >"$SCRATCH/outside"
+	echo token >"$HOME/.host-token"
+	forge-sandbox up >/dev/null
+	run in_sandbox test -e "$SCRATCH/outside"
+	assert_failure
+	run in_sandbox test -e "$HOME/.host-token"
+	assert_failure
+	run in_sandbox test -e /etc/shadow
+	assert_failure
+	run in_sandbox ls /root
+	assert_failure
+	run in_sandbox sh -c 'echo "$HOME"'
+	assert_output /opt/forge
+	run in_sandbox test -e /sys/class
+	assert_failure
+	# No host network: only lo.
+	run in_sandbox cat /proc/net/dev
+	refute_output --partial eth
+}
+
+@test "a background process and /tmp survive between execs; rm leaves no process and no state" {
+	forge-sandbox up >/dev/null
+	# The marker is made inside, so only the sandboxed sleep carries it.
+	run in_sandbox sh -c 'echo kept >/tmp/note; n=3517; setsid sleep $n.25 >/dev/null 2>&1 </dev/null &'
+	assert_success
+	run in_sandbox cat /tmp/note
+	assert_output kept
+	run in_sandbox sh -c 'ps -eo args 2>/dev/null || cat /proc/[0-9]*/cmdline | tr "\0" " "'
+	assert_output --partial 'sleep 3517.25'
+	running_with 'sleep 3517.25'
+	pid=$(init_pid)
+	run forge-sandbox rm
+	assert_success
+	run alive "$pid"
+	assert_failure
+	run running_with 'sleep 3517.25'
+	assert_failure
+	[ ! -e "$STATE" ]
+	# The name is no namespace sandbox any more: forge-shell does not reach it.
+	FORGE_SANDBOX_CONTAINER=$NAME FORGE_MSB=/nonexistent/msb run forge-shell -c true
+	assert_failure 127
+}
+
+@test "seccomp and namespaces: unshare, mount and a nested user namespace are denied" {
+	forge-sandbox up >/dev/null
+	run in_sandbox unshare -U true
+	assert_failure
+	assert_output --partial 'Operation not permitted'
+	run in_sandbox unshare -n true
+	assert_failure
+	run in_sandbox sh -c 'grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status'
+	assert_line --regexp '^Seccomp:[[:space:]]+2$'
+	assert_line --regexp '^NoNewPrivs:[[:space:]]+1$'
+}
+
+@test "the seccomp filter: io_uring, keys, bpf, perf, namespaces, mount and TIOCSTI denied; clone3 is ENOSYS; fork works" {
+	forge-sandbox up >/dev/null
+	# The build tree is not mounted: the probe goes into the worktree.
+	cp "$abs_top_builddir/t/seccomp-probe" "$REPO/"
+	run in_sandbox ./seccomp-probe </dev/null
+	assert_success
+	for call in io_uring_setup keyctl add_key request_key bpf perf_event_open unshare-user unshare-mount \
+		clone-newnet clone-newuser mount ioctl-tiocsti ioctl-tiocsti-high; do
+		assert_line "$call EPERM"
+	done
+	assert_line 'clone3 ENOSYS'
+	assert_line 'plain-fork allowed'
+}
+
+@test "memory limit: a command above sandbox.resources.memory is killed (137)" {
+	[ "$(id -u)" = 0 ] || skip "needs a writable cgroup: the unprivileged test checks the warning"
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "resources": {"memory": "64m", "cpus": 1}}}'
+	forge-sandbox up >/dev/null
+	run in_sandbox dd if=/dev/zero of=/dev/null bs=200M count=1
+	assert_failure 137
+	run in_sandbox dd if=/dev/zero of=/dev/null bs=1M count=1
+	assert_success
+	run in_sandbox nproc
+	assert_output 1
+}
+
+@test "forge-shell routes to the namespace sandbox by its state folder, with bash and the configured env names only" {
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"env": ["FORGE_T_PASSED"]}}}'
+	FORGE_T_PASSED=at-up forge-sandbox up >/dev/null
+	eval "$(forge-sandbox env)"
+	# The values are those of each exec.
+	FORGE_T_PASSED=yes FORGE_T_OTHER=no run forge-shell -c 'echo "$FORGE_SANDBOX_BACKEND ${FORGE_T_PASSED:-unset} ${FORGE_T_OTHER:-unset} $(id -u)"; exit 3'
+	assert_failure 3
+	assert_output 'bwrap yes unset 1000'
+	# stdin passes through as a file descriptor.
+	run forge-shell -c 'tr a-z A-Z' <<<'piped in'
+	assert_output 'PIPED IN'
+	# A directory the sandbox does not have: refused, not run elsewhere.
+	cd "$HOME"
+	run forge-shell -c 'pwd'
+	assert_failure 126
+	assert_output --partial 'cannot change to'
+}
+
+@test "signals: TERM to forge-shell reaches the command; a killed client takes its command's group along" {
+	forge-sandbox up >/dev/null
+	export FORGE_SANDBOX_CONTAINER=$NAME
+	# Markers made inside: only the sandboxed sleep carries them, not the client.
+	forge-shell -c 'trap "exit 7" TERM; n=4711; sleep $n.5 & wait' &
+	client=$!
+	for _ in $(seq 50); do running_with 'sleep 4711.5' && break; sleep 0.1; done
+	kill -TERM "$client"
+	status=0
+	wait "$client" || status=$?
+	[ "$status" = 7 ]
+
+	forge-shell -c 'n=4712; sleep $n.5' &
+	client=$!
+	for _ in $(seq 50); do running_with 'sleep 4712.5' && break; sleep 0.1; done
+	running_with 'sleep 4712.5'
+	kill -KILL "$client"
+	wait "$client" || :
+	for _ in $(seq 50); do running_with 'sleep 4712.5' || break; sleep 0.1; done
+	run running_with 'sleep 4712.5'
+	assert_failure
+
+	# --exec-kill-group: nothing of the command outlives it.
+	run forge-shell --exec-kill-group sh -c 'n=4713; sleep $n.5 >/dev/null 2>&1 </dev/null &'
+	assert_success
+	sleep 0.2
+	run running_with 'sleep 4713.5'
+	assert_failure
+}
+
+@test "plan: the bwrap argv with --backend bwrap or sandbox.backend bwrap, msb's with --backend msb; auto follows msb doctor" {
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	assert_line --index 0 bwrap
+	assert_line "$REPO"
+	assert_line --regexp '^--seccomp$'
+	assert_line --new-session
+	run --separate-stderr forge-sandbox plan --backend msb
+	assert_success
+	assert_line --index 0 msb
+	user_config '{"sandbox": {"bwrap": {"rootfs": "host"}}}'
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	if msb doctor >/dev/null 2>&1; then
+		assert_line --index 0 msb
+	else
+		assert_line --index 0 bwrap
+	fi
+	run forge-sandbox plan --backend vm
+	assert_failure 64
+	user_config '{"sandbox": {"backend": "vm"}}'
+	run forge-sandbox plan
+	assert_failure 65
+	assert_output --partial 'sandbox.backend'
+}
+
+@test "doctor names both backends and exits 0 when the selected one is available" {
+	run forge-sandbox doctor
+	assert_success
+	assert_line --partial 'forge-sandbox: bwrap: available: namespace sandboxes work on this host'
+	assert_line 'forge-sandbox: sandbox.backend: bwrap'
+	user_config '{"sandbox": {"backend": "msb"}}'
+	run forge-sandbox doctor
+	if msb doctor >/dev/null 2>&1; then assert_success; else assert_failure 69; fi
+	assert_line --partial 'forge-sandbox: bwrap: available'
+}
+
+@test "ls lists namespace sandboxes with their backend; up --recreate keeps the cache, drops /tmp; prune removes one whose worktree is gone" {
+	forge-sandbox up >/dev/null
+	run forge-sandbox ls --json
+	assert_success
+	[ "$(jq -r --arg n "$NAME" '.[] | select(.name == $n) | "\(.backend) \(.status) \(.worktree) \(.image)"' <<<"$output")" = "bwrap running $REPO host" ]
+	run forge-sandbox ls
+	assert_line "$NAME  running  $REPO  bwrap"
+	run in_sandbox sh -c 'echo c >/opt/forge/.cache/kept; echo t >/tmp/dropped'
+	assert_success
+	run --separate-stderr forge-sandbox up
+	assert_success
+	assert_output "$NAME"
+	[[ $stderr == *"adopting $NAME (running)"* ]]
+	run forge-sandbox up --recreate
+	assert_success
+	run in_sandbox cat /opt/forge/.cache/kept
+	assert_output c
+	run in_sandbox test -e /tmp/dropped
+	assert_failure
+	pid=$(init_pid)
+	mv "$REPO" "$SCRATCH/moved"
+	run forge-sandbox prune
+	assert_success
+	assert_output "$NAME"
+	run alive "$pid"
+	assert_failure
+	[ ! -e "$STATE" ]
+	REPO=
+}
+
+# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
+# HOME under the scratch folder.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
+		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
+		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
+}
+
+@test "an unprivileged user: up, exec, ownership, limits warned about, rm" {
+	[ "$(id -u)" = 0 ] || skip "needs root to become the unprivileged user nobody"
+	chmod 755 "$SCRATCH"
+	mkdir -p "$SCRATCH/nobody/.config/forge" "$SCRATCH/nobody/tmp"
+	cp "$XDG_CONFIG_HOME/forge/config.json" "$SCRATCH/nobody/.config/forge/"
+	make_repo "$SCRATCH/nobody/repo"
+	chown -R 65534:65534 "$SCRATCH/nobody"
+	NOBODY_REPO=$SCRATCH/nobody/repo
+	run --separate-stderr as_nobody forge-sandbox up "$NOBODY_REPO"
+	echo "$stderr"
+	assert_success
+	[[ $stderr == *'no writable cgroup'* ]]
+	cd "$NOBODY_REPO"
+	run as_nobody forge-sandbox exec -- sh -c 'id -u; echo hi >by-agent'
+	assert_success
+	assert_output 1000
+	[ "$(stat -c %u "$NOBODY_REPO/by-agent")" = 65534 ]
+	run as_nobody forge-sandbox exec -- sh -c 'echo x >.git/hooks/pre-push'
+	assert_failure
+	run as_nobody forge-sandbox exec -- unshare -U true
+	assert_failure
+	pid=$(cut -d' ' -f1 "$SCRATCH/nobody/.local/state/forge/bwrap/$(expected_name "$NOBODY_REPO")/pid")
+	run as_nobody forge-sandbox rm "$NOBODY_REPO"
+	assert_success
+	run alive "$pid"
+	assert_failure
+}
+
+@test "root starting another user's worktree: the sandbox runs as that owner, with its folders in the owner's home" {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	OWNER=forge-t$$
+	chmod 755 "$SCRATCH"
+	useradd -M -d "$SCRATCH/owner" -s /bin/sh "$OWNER"
+	mkdir -p "$SCRATCH/owner"
+	make_repo "$SCRATCH/owner/repo"
+	chown -R "$OWNER:" "$SCRATCH/owner"
+	# git refuses a repository another user owns unless told.
+	git config --global safe.directory '*'
+	OWNER_REPO=$SCRATCH/owner/repo
+	owner_name=$(expected_name "$OWNER_REPO")
+	run --separate-stderr forge-sandbox up "$OWNER_REPO"
+	assert_success
+	cd "$OWNER_REPO"
+	run forge-sandbox exec -- sh -c 'id -u; echo x >by-owner'
+	assert_success
+	assert_output 1000
+	[ "$(stat -c %U "$OWNER_REPO/by-owner")" = "$OWNER" ]
+	# Its init is the owner's process on the host, not root's.
+	pid=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$owner_name/pid")
+	[ "$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")" = "$(id -u "$OWNER")" ]
+	[ "$(stat -c %U "$SCRATCH/owner/.local/state/forge/bwrap/$owner_name/home")" = "$OWNER" ]
+	run forge-sandbox rm "$OWNER_REPO"
+	assert_success
+	run alive "$pid"
+	assert_failure
+	[ ! -e "$SCRATCH/owner/.local/state/forge/bwrap/$owner_name" ]
+	[ ! -e "$XDG_STATE_HOME/forge/bwrap/$owner_name" ]
+}
+
+@test "forge-dockerd-start inside a namespace sandbox says plainly that there is no Docker there (69)" {
+	forge-sandbox up >/dev/null
+	cp "$abs_top_srcdir/container/forge-dockerd-start" "$REPO/"
+	# `false` as the client: no daemon answers, as in any namespace sandbox.
+	run in_sandbox sh -c 'FORGE_DOCKER=false sh ./forge-dockerd-start'
+	assert_failure 69
+	assert_output --partial 'this is a namespace sandbox'
+}
+
+@test "rootfs image: the Docker image exported once into the cache by image ID, its ENV kept, the static init runs in it" {
+	docker_up
+	make_rootfs "$SCRATCH/rootfs"
+	IMAGE_TAG=forge-test-bwrap:$$
+	tar -C "$SCRATCH/rootfs" -c . |
+		docker import --change 'ENV FORGE_IMAGE_ENV=from-image' --change 'ENV PATH=/bin' - "$IMAGE_TAG" >/dev/null
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"exporting $IMAGE_TAG"* ]]
+	id=$(docker image inspect --format '{{.Id}}' "$IMAGE_TAG")
+	[ -x "$HOME/.cache/forge/rootfs/${id#sha256:}/bin/busybox" ]
+	run in_sandbox sh -c 'echo "$FORGE_IMAGE_ENV $(busybox id -u) $HOME"; ls /'
+	assert_success
+	assert_line 'from-image 1000 /opt/forge'
+	# The image's root, not the host's: busybox's /bin, no /usr.
+	refute_line usr
+	run in_sandbox sh -c 'echo x >/bin/planted'
+	assert_failure
+	# Exported once: the next sandbox takes it from the cache.
+	forge-sandbox rm >/dev/null
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *exporting* ]]
+	# plan: the image's folders, from the cache, read-only at the top.
+	run --separate-stderr forge-sandbox plan
+	assert_line "$HOME/.cache/forge/rootfs/${id#sha256:}/bin"
+}
+
+@test "a sandbox whose init died: ls says stopped, exec fails closed (127), up starts it again" {
+	forge-sandbox up >/dev/null
+	pid=$(init_pid)
+	kill -KILL "$pid"
+	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+	run forge-sandbox ls --json
+	[ "$(jq -r --arg n "$NAME" '.[] | select(.name == $n) | .status' <<<"$output")" = stopped ]
+	run in_sandbox true
+	assert_failure 127
+	assert_output --partial 'refusing to run on the host'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"started $NAME"* ]]
+	run in_sandbox true
+	assert_success
+}
+
+@test "an egress allow-list: only loopback inside, and up says that the proxy is not started" {
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *'only lo'* ]]
+	run in_sandbox sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
+	assert_output lo
+}
+
+@test "auto with neither backend: 69 naming msb and bwrap (msb's doctor answered by the test double, bwrap by a failing one)" {
+	use_stub
+	echo 1 >"$STUB_DIR/doctor.rc"
+	mkdir -p "$SCRATCH/fakebin"
+	printf '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n' >"$SCRATCH/fakebin/bwrap"
+	chmod +x "$SCRATCH/fakebin/bwrap"
+	user_config '{"sandbox": {"bwrap": {"rootfs": "host"}}}'
+	PATH=$SCRATCH/fakebin:$PATH run forge-sandbox plan
+	assert_failure 69
+	assert_output --partial 'no sandbox backend works on this host'
+	assert_output --partial 'msb: unsupported'
+	assert_output --partial 'bwrap: bwrap cannot create user and network namespaces here: bwrap: setting up uid map: Permission denied'
+	PATH=$SCRATCH/fakebin:$PATH run forge-sandbox doctor
+	assert_failure 69
+	assert_output --partial 'bwrap: unavailable'
+}
+
+@test "no descriptor of the caller of up reaches the sandbox or stays held by it" {
+	forge-sandbox up 7>"$SCRATCH/held" >/dev/null
+	pid=$(init_pid)
+	run in_sandbox sh -c 'test -e /proc/self/fd/7 && echo leaked; ls /proc/self/fd | sort -n | tr "\n" " "'
+	refute_output --partial leaked
+	for p in "$pid" "$(ps -o ppid= -p "$pid" | tr -d ' ')"; do
+		for f in /proc/"$p"/fd/*; do
+			[ "$(readlink "$f")" != "$SCRATCH/held" ] || fail "process $p holds the caller's descriptor"
+		done
+	done
+}
