@@ -19,6 +19,7 @@ forge_config_texts() {
 	  "verify.breaker.threshold": "count",
 	  "verify.isolated": "object",
 	  "verify.isolated.warm": "boolean",
+	  "verify.sandbox": "boolean",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
 	  "sandbox.backend": "string",

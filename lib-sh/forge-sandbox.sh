@@ -957,3 +957,25 @@ $forge_pr_name
 	done
 	return "$forge_pr_failed"
 }
+
+# --- either backend ------------------------------------------------------------------
+
+# forge_sandbox_prepare ROOT NAME [create]: the plan of sandbox NAME for the
+# worktree at ROOT on forge_backend (forge_sandbox_backend first): the mount
+# plan and network policy, and for the namespace backend their rendering as
+# the bwrap argv. With "create", what up needs on disk is made.
+forge_sandbox_prepare() {
+	forge_sandbox_plan "$1" "$2" "${3:-}"
+	[ "$forge_backend" != bwrap ] || forge_bwrap_render "$1" "$2" "${3:-}"
+}
+
+# forge_sandbox_bring_up ROOT NAME [recreate|restart]: adopts or creates
+# sandbox NAME on forge_backend, after forge_sandbox_prepare ROOT NAME create:
+# what `forge-sandbox up` does (and forge-verify --sandbox).
+forge_sandbox_bring_up() {
+	if [ "$forge_backend" = bwrap ]; then
+		forge_bwrap_up "$1" "$2" "${3:-}"
+	else
+		forge_sandbox_up "$1" "$2" "${3:-}"
+	fi
+}

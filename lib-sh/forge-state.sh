@@ -96,7 +96,8 @@ forge_timeline_append() {
 # forge_record VERDICT ISOLATED CHANGE HEAD TREE [NAME RUN EXIT MS REASON]...:
 # records a verification: updates the breaker (forge_breaker_update must know
 # forge_threshold), appends the timeline event, writes the change report.
-# Sets forge_record_json to the event.
+# forge_record_sandbox is the "sandbox" value (JSON; null when unset). Sets
+# forge_record_json to the event.
 forge_record() {
 	forge_breaker_update "$1" "$forge_threshold"
 	# shellcheck disable=SC2016 # a jq program, not shell
@@ -104,11 +105,12 @@ forge_record() {
 		--arg ts "$forge_ts" --arg run "$forge_run_id" --arg verdict "$1" \
 		--argjson isolated "$2" --arg change "$3" --arg head "$4" --arg tree "$5" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
+		--argjson sandbox "${forge_record_sandbox:-null}" \
 		'def nullable: if . == "" then null else . end;
 		 ($ARGS.positional[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
 		   | {name: .[0], run: .[1], exit: (.[2] | tonumber), ms: (.[3] | tonumber),
 		      reason: (.[4] | nullable)}]) as $steps
-		 | {ts: $ts, event: "verify", run: $run, verdict: $verdict, isolated: $isolated,
+		 | {ts: $ts, event: "verify", run: $run, verdict: $verdict, isolated: $isolated, sandbox: $sandbox,
 		    change: ($change | nullable), head: ($head | nullable), tree: ($tree | nullable),
 		    steps: $steps, streak: $streak, breaker: $breaker}' --args "$@") ||
 		forge_die 70 "jq failed while recording the verdict"
