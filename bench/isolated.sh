@@ -8,9 +8,16 @@
 #   (c) forge-verify --isolated --warm -- true   (after one warm-up run)
 #   (d) git status --porcelain
 #
+# and, on a small npm project with one dev dependency and a lockfile (its
+# setup, npm ci, needs the npm registry; NPM=0 skips it):
+#
+#   (e) forge-verify --isolated -- npm test          (cold: npm ci every run)
+#   (f) forge-verify --isolated --warm -- npm test   (warm, lockfile unchanged)
+#
 # Prints the median of RUNS (5) rounds (each round runs every variant once)
-# and the ratios b/a, c/b, c/d.
-# Usage: bench/isolated.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP)
+# and the ratios b/a, c/b, c/d, f/e. The pool goes to a temporary
+# XDG_CACHE_HOME, removed at the end.
+# Usage: bench/isolated.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP, NPM)
 set -eu
 
 FILES=${FILES:-20000}
@@ -32,6 +39,7 @@ cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 repo=$work/repo
+export XDG_CACHE_HOME="$work/cache"
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
 git config --global user.name bench
 git config --global user.email bench@example.invalid
@@ -81,8 +89,8 @@ bare_worktree() {
 	git worktree add -q --detach "$work/wt" HEAD && git worktree remove --force "$work/wt"
 }
 
-"$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null 2>&1 # warm-up: creates the slot
-"$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null 2>&1 # ...and settles its index
+time_ms "$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null # warm-up: creates the slot
+time_ms "$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null # ...and settles its index
 # Round robin: writing 80 MB per checkout builds up a write-back backlog that
 # slows whatever runs later, so each round runs every variant once.
 : >"$work/a" && : >"$work/b" && : >"$work/c" && : >"$work/d"
@@ -96,6 +104,39 @@ while [ "$n" -lt "$RUNS" ]; do
 done
 a=$(median "$work/a") b=$(median "$work/b") c=$(median "$work/c") d=$(median "$work/d")
 
+e='' f=''
+if [ "${NPM:-1}" != 0 ] && command -v npm >/dev/null 2>&1; then
+	echo "an npm project (npm ci needs the registry)..." >&2
+	npm=$work/npm
+	mkdir -p "$npm"
+	cat >"$npm/package.json" <<-'JSON'
+	{"name": "forge-bench", "version": "1.0.0", "private": true,
+	 "scripts": {"test": "node -e \"require('is-number')\""},
+	 "devDependencies": {"is-number": "7.0.0"}}
+	JSON
+	cat >"$npm/package-lock.json" <<-'JSON'
+	{"name": "forge-bench", "version": "1.0.0", "lockfileVersion": 3, "requires": true,
+	 "packages": {
+	  "": {"name": "forge-bench", "version": "1.0.0", "devDependencies": {"is-number": "7.0.0"}},
+	  "node_modules/is-number": {"version": "7.0.0",
+	   "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+	   "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+	   "dev": true, "engines": {"node": ">=0.12.0"}}}}
+	JSON
+	printf 'node_modules/\n' >"$npm/.gitignore"
+	git -C "$npm" init -q && git -C "$npm" add -A && git -C "$npm" commit -q -m npm
+	repo=$npm
+	time_ms "$FORGE_VERIFY" -q --isolated --warm -- npm test >/dev/null # the slot's one npm ci
+	: >"$work/e" && : >"$work/f"
+	n=0
+	while [ "$n" -lt "$RUNS" ]; do
+		time_ms "$FORGE_VERIFY" -q --isolated -- npm test >>"$work/e"
+		time_ms "$FORGE_VERIFY" -q --isolated --warm -- npm test >>"$work/f"
+		n=$((n + 1))
+	done
+	e=$(median "$work/e") f=$(median "$work/f")
+fi
+
 ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", (y > 0) ? x / y : 0 }'; }
 printf '%-46s %8s\n' "median of $RUNS runs" "ms"
 printf '%-46s %8d\n' "(a) git worktree add --detach + remove --force" "$a"
@@ -104,3 +145,8 @@ printf '%-46s %8d\n' "(c) forge-verify --isolated --warm -- true" "$c"
 printf '%-46s %8d\n' "(d) git status --porcelain" "$d"
 printf 'b/a = %s (target <= 1.15)   c/b = %s (target <= 0.05)   c/d = %s\n' \
 	"$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$d")"
+if [ -n "$e" ]; then
+	printf '%-46s %8d\n' "(e) npm project, --isolated (npm ci each run)" "$e"
+	printf '%-46s %8d\n' "(f) npm project, --isolated --warm (2nd+ run)" "$f"
+	printf 'f/e = %s (the warm run skips npm ci)\n' "$(ratio "$f" "$e")"
+fi

@@ -19,6 +19,12 @@ forge_config_texts() {
 	  "verify.breaker.threshold": "count",
 	  "verify.isolated": "object",
 	  "verify.isolated.warm": "boolean",
+	  "verify.isolated.keep": "keeppath[]",
+	  "verify.isolated.setup": "object[]",
+	  "verify.isolated.setup[].name": "string",
+	  "verify.isolated.setup[].run": "string",
+	  "verify.isolated.setup[].timeout": "seconds",
+	  "verify.isolated.setupKey": "relpath[]",
 	  "verify.sandbox": "boolean",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
@@ -74,10 +80,16 @@ forge_config_texts() {
 	  if $t == "size" then ($v | type) == "string" or ($v | type) == "number"
 	  elif $t == "seconds" then ($v | type) == "number" and $v > 0
 	  elif $t == "count" then ($v | type) == "number" and $v >= 1 and ($v | floor) == $v
+	  elif $t == "relpath" or $t == "keeppath" then ($v | type) == "string"
+	    and ($v | test("^/|[\u0000-\u001f]") | not)
+	    and ($v | split("/") | all(. != "" and . != "." and . != "..") and .[0] != ".git")
+	    and ($t == "relpath" or ($v | test("^[A-Za-z0-9._@+/-]+$")))
 	  else ($v | type) == $t end;
 	def expected($t):
 	  {size: "a string or number", seconds: "a positive number of seconds",
-	   count: "a whole number >= 1"}[$t] // $t;
+	   count: "a whole number >= 1",
+	   relpath: "a relative path inside the repository",
+	   keeppath: "a relative path inside the repository of [A-Za-z0-9._@+/-]"}[$t] // $t;
 	def join($p; $k): if $p == "" then $k else "\($p).\($k)" end;
 	# $prefix is the schema path ("a.b[].c"), $shown the path with indices.
 	def check($file; $prefix; $shown; $v):

@@ -1,15 +1,25 @@
 # forge-copy.sh — the ephemeral copy of the working state for
-# forge-verify --isolated (SPEC 3.5): HEAD checked out as a detached worktree,
-# the uncommitted changes replayed with git apply, the untracked files that
-# are not ignored copied over. Cold copies live in
-# ${TMPDIR:-/tmp}/forge-verify.XXXXXX/ and are removed after the run; warm
-# ones are pooled under <git-common-dir>/forge/pool/ and reset before each use.
+# forge-verify --isolated (SPEC 3.5). The copy is a repository of its own:
+# HEAD checked out in a fresh .git that borrows the source's objects through
+# alternates (as git clone --shared does) and holds a copy of its refs and of
+# its checkout-relevant config; the uncommitted changes are replayed with git
+# apply, the untracked files that are not ignored copied over. Git commands
+# in the copy can therefore change nothing of the source: not its refs, stash,
+# config, index, hooks or objects, and the copy never shows in its
+# git worktree list.
+#
+# Cold copies live in ${TMPDIR:-/tmp}/forge-verify.XXXXXX/ and are removed
+# after the run; warm ones are pooled under
+# ${XDG_CACHE_HOME:-$HOME/.cache}/forge/pool/<repo-id>/<slot>/ and reset
+# completely before each use. Neither may lie inside the source repository,
+# where tools that search parent folders (node_modules, go.work, .git) would
+# find the real tree.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
 # forge_read_file FILE: sets forge_file to FILE's whole content, less its
 # final newline (paths in git's files may hold newlines); returns 1 when FILE
-# cannot be read. Builtins only: it runs for every registration on each run.
+# cannot be read. Builtins only.
 forge_read_file() {
 	forge_file=
 	[ -r "$1" ] || return 1
@@ -61,155 +71,282 @@ forge_copy_tmp_alive() {
 	esac
 }
 
-# forge_rm_tree PATH: removes PATH, also when a step made parts of it
-# read-only.
+# forge_rm_tree PATH: removes PATH (a symbolic link itself, never what it
+# points to), also when a step made parts of it read-only.
 forge_rm_tree() {
 	[ -e "$1" ] || [ -L "$1" ] || return 0
 	rm -rf -- "$1" 2>/dev/null && return 0
+	[ ! -L "$1" ] || return 1
 	chmod -R u+rwx -- "$1" 2>/dev/null || :
 	rm -rf -- "$1"
 }
 
-# forge_copy_prune: removes cold copies whose owner is gone (a run that was
-# SIGKILLed), with their worktree registrations in this repository. Needs
-# forge_common_dir.
-forge_copy_prune() {
-	for forge_prune_admin in "$forge_common_dir"/worktrees/*/; do
-		[ -f "$forge_prune_admin/gitdir" ] || continue
-		forge_read_file "$forge_prune_admin/gitdir" 2>/dev/null || continue
-		forge_prune_path=$forge_file
-		case $forge_prune_path in
-		*/forge-verify.??????/*/.git) ;;
-		*) continue ;;
-		esac
-		forge_prune_tmp=${forge_prune_path%/*/.git}
-		if [ -d "$forge_prune_tmp" ]; then
-			forge_copy_tmp_alive "$forge_prune_tmp" && continue
-			forge_rm_tree "$forge_prune_tmp" || continue
-		fi
-		# The copy is gone; its registration goes with it (never one that git
-		# is still initializing: that is locked).
-		[ -e "$forge_prune_admin/locked" ] || forge_worktree_unregister "${forge_prune_admin%/}"
+# --- the caller's git environment -------------------------------------------
+# Git exports these to hooks (forge-verify may run from a pre-commit hook),
+# and a caller may set them. They decide which repository is the source, as
+# they would for git; they never reach a git command that works on a copy,
+# nor a step that runs in one.
+
+# forge_git_env_absolute: makes a relative GIT_DIR, GIT_WORK_TREE,
+# GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY or GIT_COMMON_DIR absolute against the
+# current directory (where git would resolve it), since forge runs git with -C.
+forge_git_env_absolute() {
+	forge_env_pwd=$(pwd) || return 1
+	case ${GIT_DIR:-/} in /*) ;; *) GIT_DIR=$forge_env_pwd/$GIT_DIR ;; esac
+	case ${GIT_WORK_TREE:-/} in /*) ;; *) GIT_WORK_TREE=$forge_env_pwd/$GIT_WORK_TREE ;; esac
+	case ${GIT_INDEX_FILE:-/} in /*) ;; *) GIT_INDEX_FILE=$forge_env_pwd/$GIT_INDEX_FILE ;; esac
+	case ${GIT_OBJECT_DIRECTORY:-/} in /*) ;; *) GIT_OBJECT_DIRECTORY=$forge_env_pwd/$GIT_OBJECT_DIRECTORY ;; esac
+	case ${GIT_COMMON_DIR:-/} in /*) ;; *) GIT_COMMON_DIR=$forge_env_pwd/$GIT_COMMON_DIR ;; esac
+}
+
+# forge_git_env_unset: unsets every variable that points git at a repository
+# or changes its configuration (SPEC section 2), so git works on the
+# repository of the current directory: the copy.
+forge_git_env_unset() {
+	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+		GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE \
+		GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_QUARANTINE_PATH \
+		GIT_SHALLOW_FILE GIT_GRAFT_FILE GIT_REPLACE_REF_BASE GIT_PREFIX
+	# GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> go with GIT_CONFIG_COUNT. Names
+	# only: a value spanning lines can at worst add a name to unset.
+	for forge_env_name in $(env | sed -n -e 's/^\(GIT_CONFIG_KEY_[0-9][0-9]*\)=.*/\1/p' \
+		-e 's/^\(GIT_CONFIG_VALUE_[0-9][0-9]*\)=.*/\1/p'); do
+		unset "$forge_env_name"
 	done
-	# Copies that died before their worktree was registered.
-	for forge_prune_tmp in "${TMPDIR:-/tmp}"/forge-verify.??????/; do
-		forge_prune_tmp=${forge_prune_tmp%/}
-		[ -d "$forge_prune_tmp" ] || continue
-		forge_copy_tmp_alive "$forge_prune_tmp" || forge_rm_tree "$forge_prune_tmp" || :
-	done
-	return 0
 }
 
-# git (2.39) can die when one "git worktree add" lists the worktrees while
-# another is half-way through writing its registration, or while one is being
-# removed. So forge makes and removes registrations one at a time, under
-# <git-common-dir>/forge/worktrees.lock; the checkout itself runs unlocked.
-
-# forge_worktree_locked COMMAND...: runs COMMAND holding the registration lock.
-forge_worktree_locked() {
-	[ -d "$forge_common_dir/forge" ] || mkdir -p -- "$forge_common_dir/forge" ||
-		forge_die 73 "cannot create $forge_common_dir/forge"
-	flock -w 60 -o "$forge_common_dir/forge/worktrees.lock" "$@"
-}
-
-# forge_worktree_add ROOT DIR ERRFILE [--force]: registers a detached worktree
-# of ROOT at HEAD in DIR (under the lock), then checks it out.
-forge_worktree_add() {
-	forge_wt_root=$1 forge_wt_dir=$2 forge_wt_err=$3
-	shift 3
-	forge_worktree_locked git -c core.hooksPath=/dev/null -C "$forge_wt_root" \
-		worktree add --quiet --no-checkout --detach "$@" "$forge_wt_dir" "$forge_head" \
-		>"$forge_wt_err" 2>&1 &&
-		forge_git -C "$forge_wt_dir" reset --hard --quiet "$forge_head" >>"$forge_wt_err" 2>&1
-}
-
-# forge_worktree_unregister ADMIN: removes a worktree registration folder:
-# moved out of worktrees/ under the lock (git sees it whole or not at all),
-# then deleted.
-forge_worktree_unregister() {
-	[ -d "$1" ] || return 0
-	forge_wt_trash=$forge_common_dir/forge/trash.$$
-	rm -rf -- "$forge_wt_trash"
-	if forge_worktree_locked mv -- "$1" "$forge_wt_trash" 2>/dev/null; then
-		rm -rf -- "$forge_wt_trash"
-	fi
-}
-
-# forge_copy_create ROOT: makes a cold copy of ROOT's working state. Sets
-# forge_copy_tmp (the temporary folder), forge_copy_dir (the copy's root),
-# forge_copy_admin (its registration in the common dir) and forge_copy_tree
-# (the tree of the verified snapshot). Exits 69 without a commit, 74 when
-# the copy cannot be made faithfully.
-forge_copy_create() {
-	[ -z "${forge_copy_tmp:-}" ] ||
-		forge_die 70 "a copy exists already ($forge_copy_tmp): forge_copy_destroy it first"
-	forge_copy_require_head "$1"
-	forge_copy_prune
-	# Named after this process (see forge_copy_tmp_alive); mkdir, not
-	# mktemp, so the name says whose it is from the instant it exists. One
-	# left by an earlier process with the same PID is dead by definition.
-	forge_copy_tmp=${TMPDIR:-/tmp}/forge-verify.$(printf '%06x' "$$")
-	if ! mkdir -m 700 -- "$forge_copy_tmp" 2>/dev/null; then
-		if [ -L "$forge_copy_tmp" ] || [ ! -d "$forge_copy_tmp" ] ||
-			! forge_rm_tree "$forge_copy_tmp" || ! mkdir -m 700 -- "$forge_copy_tmp"; then
-			forge_die 73 "cannot create the folder $forge_copy_tmp"
+# forge_copy_git DIR ARG...: git in the copy at DIR, hooks disabled and the
+# caller's git environment unset; GIT_INDEX_FILE=$forge_copy_index when that
+# is set (a scratch index).
+forge_copy_git() {
+	(
+		forge_git_env_unset
+		if [ -n "${forge_copy_index:-}" ]; then
+			GIT_INDEX_FILE=$forge_copy_index
+			export GIT_INDEX_FILE
 		fi
-	fi
-	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
-	# The copy's name ends in the folder's suffix (its owner's PID): git
-	# names the worktree's registration after it, so two live runs never
-	# share a registration name.
-	forge_copy_name=${1##*/}
-	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
-	forge_worktree_add "$1" "$forge_copy_dir" "$forge_copy_tmp/git.err" ||
-		forge_die 74 "cannot check out HEAD into the copy: $(cat "$forge_copy_tmp/git.err")"
-	# Read now, before any step could rewrite the copy's .git file.
-	forge_admin_of "$forge_copy_dir"
-	forge_copy_admin=$forge_admin
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp" "$forge_copy_admin"
+		forge_copy_dir_arg=$1
+		shift
+		exec git -c core.hooksPath=/dev/null -C "$forge_copy_dir_arg" "$@"
+	)
 }
 
-# forge_copy_require_head ROOT: sets forge_head and forge_common_dir; exits 69
-# when the repository has no commit yet.
-forge_copy_require_head() {
-	[ "${forge_head_of:-}" = "$1" ] || forge_head "$1"
-	[ -n "$forge_head" ] || forge_die 69 "--isolated needs a commit; $1 has none yet"
-	forge_require_tool flock tar
-	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
+# forge_source_git ROOT ARG...: a read of the source repository at ROOT: the
+# caller's environment applies, and git takes no optional lock (it does not
+# refresh the index, which a pre-commit hook's commit is still writing).
+forge_source_git() {
+	forge_source_root=$1
+	shift
+	forge_git --no-optional-locks -C "$forge_source_root" "$@"
 }
 
-# forge_admin_of WORKTREE: sets forge_admin to the registration folder named
-# by WORKTREE/.git (empty unless it lies in the common dir's worktrees/).
-forge_admin_of() {
-	forge_admin=
-	forge_read_file "$1/.git" 2>/dev/null || return 0
-	forge_admin=${forge_file#gitdir: }
-	case $forge_admin in
-	"$forge_common_dir"/worktrees/?*) ;;
-	*) forge_admin= ;;
+# --- where copies live -------------------------------------------------------
+
+# forge_real_dir DIR: sets forge_real to the physical path of the folder DIR.
+forge_real_dir() {
+	forge_real=$(cd -P -- "$1" 2>/dev/null && pwd -P) && [ -n "$forge_real" ]
+}
+
+# forge_copy_place_check DIR WHAT: exits 73 when the folder DIR (or, while
+# it does not exist, its nearest existing parent) lies inside the source's
+# work tree or git directory (forge_root_real, forge_common_real): from a
+# copy there, tools that search parent folders would find the real
+# repository. Checked before anything is created there.
+forge_copy_place_check() {
+	forge_place=$1
+	while [ ! -d "$forge_place" ] && [ -n "$forge_place" ]; do
+		forge_place=${forge_place%/*}
+	done
+	forge_real_dir "${forge_place:-/}" || forge_die 73 "cannot use the $2 $1"
+	case $forge_real/ in
+	"$forge_root_real"/* | "$forge_common_real"/*)
+		forge_die 73 "the $2 $1 lies inside the repository $forge_root_real: a copy there would see the real tree; point it elsewhere"
+		;;
 	esac
 }
 
-# forge_copy_fill ROOT COPY SCRATCH ADMIN: replays ROOT's uncommitted changes
-# and untracked files into COPY (a checkout of HEAD, registered in ADMIN) and
-# computes the snapshot's tree into forge_copy_tree. SCRATCH holds the patch
-# and the file lists.
+# forge_copy_tmp_base: sets forge_tmp_base to the folder cold copies go in:
+# TMPDIR (made absolute against the current directory, as mktemp would use
+# it), else /tmp; checked to exist and to lie outside the repository.
+forge_copy_tmp_base() {
+	forge_tmp_base=${TMPDIR:-/tmp}
+	case $forge_tmp_base in
+	/*) ;;
+	*) forge_tmp_base=$(pwd)/$forge_tmp_base ;;
+	esac
+	[ -d "$forge_tmp_base" ] || forge_die 73 "TMPDIR $forge_tmp_base is not a folder"
+	forge_copy_place_check "$forge_tmp_base" 'TMPDIR'
+}
+
+# --- the copy's own repository -----------------------------------------------
+
+# forge_copy_require_head ROOT: sets forge_head, forge_common_dir,
+# forge_objects_dir (where the source's objects are, as git finds them) and
+# the physical paths forge_root_real and forge_common_real; exits 69 when the
+# repository has no commit yet.
+forge_copy_require_head() {
+	[ "${forge_head_of:-}" = "$1" ] || forge_head "$1"
+	[ -n "$forge_head" ] || forge_die 69 "--isolated needs a commit; $1 has none yet"
+	forge_require_tool flock tar xargs
+	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
+	forge_objects_dir=${GIT_OBJECT_DIRECTORY:-$forge_common_dir/objects}
+	forge_real_dir "$1" || forge_die 69 "cannot resolve $1"
+	forge_root_real=$forge_real
+	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
+	forge_common_real=$forge_real
+}
+
+# forge_copy_texts: sets the texts the copy functions use (assigned when
+# called, so that sourcing forge.sh defines functions only):
+# forge_carried_config, the local configuration that decides how files are
+# checked out (and who commits), carried from the source into the copy;
+# forge_carry_config_sh, run by xargs -0 over the "key<LF>value" entries of
+# git config -z with $1 the config file to write (values passed as data);
+# forge_links_check_sh, see forge_copy_links_check.
+forge_copy_texts() {
+	forge_carried_config='^(filter\..*|lfs\..*|core\.(autocrlf|eol|safecrlf|checkroundtripencoding|symlinks|ignorecase|precomposeunicode)|user\.(name|email)|extensions\.objectformat)$'
+	# shellcheck disable=SC2016 # programs for sh -c, not expanded here
+	forge_carry_config_sh='cfg=$1; shift
+nl="
+"
+for e; do
+	case $e in *"$nl"*) k=${e%%"$nl"*} v=${e#*"$nl"} ;; *) k=$e v=true ;; esac
+	git config -f "$cfg" --add -- "$k" "$v" || exit 1
+	if [ "$k" = extensions.objectformat ]; then
+		git config -f "$cfg" core.repositoryformatversion 1 || exit 1
+	fi
+done'
+	# Prints the first path that is, or lies under, a symbolic link in the
+	# copy $1, and fails. Each file's folder is checked upwards until one
+	# known to be clean.
+	forge_links_check_sh='copy=$1; shift
+clean=
+for p; do
+	if [ -L "$copy/$p" ]; then printf "%s\n" "$p"; exit 1; fi
+	d=$p
+	while :; do
+		case $d in */*) d=${d%/*} ;; *) break ;; esac
+		[ "$d" != "$clean" ] || break
+		case $clean in "$d"/*) break ;; esac
+		if [ -L "$copy/$d" ]; then printf "%s\n" "$d"; exit 1; fi
+	done
+	case $p in */*) clean=${p%/*} ;; esac
+done'
+}
+
+# forge_alt_line PATH: sets forge_alt to PATH as a line of an alternates
+# file: C-quoted when it holds a newline or starts with a double quote.
+forge_alt_line() {
+	case $1 in
+	*'
+'* | '"'*) ;;
+	*) forge_alt=$1; return 0 ;;
+	esac
+	forge_alt_rest=$1 forge_alt=
+	while [ -n "$forge_alt_rest" ]; do
+		forge_alt_c=${forge_alt_rest%"${forge_alt_rest#?}"}
+		forge_alt_rest=${forge_alt_rest#?}
+		case $forge_alt_c in
+		\\) forge_alt="$forge_alt\\\\" ;;
+		\") forge_alt="$forge_alt\\\"" ;;
+		'
+') forge_alt="$forge_alt\\n" ;;
+		*) forge_alt=$forge_alt$forge_alt_c ;;
+		esac
+	done
+	forge_alt="\"$forge_alt\""
+}
+
+# forge_copy_repo ROOT COPY SCRATCH: (re)creates COPY/.git as a repository of
+# its own: no hooks, the source's objects borrowed read-only (alternates), its
+# refs (less the stash) as packed refs, HEAD on the same branch (or detached),
+# its shallow file and info/exclude, and the carried configuration. Whatever
+# COPY/.git held before is removed first (a symbolic link as a link).
+# SCRATCH holds intermediate files.
+forge_copy_repo() {
+	forge_copy_texts
+	forge_repo_gd=$2/.git
+	forge_rm_tree "$forge_repo_gd" || forge_die 73 "cannot remove $forge_repo_gd"
+	forge_copy_git "$2" init --quiet --template= . >/dev/null 2>"$3/git.err" ||
+		forge_die 74 "cannot create the copy's repository: $(cat "$3/git.err")"
+	mkdir -p -- "$forge_repo_gd/objects/info" "$forge_repo_gd/info" ||
+		forge_die 73 "cannot write in $forge_repo_gd"
+	{
+		forge_alt_line "$forge_objects_dir"
+		printf '%s\n' "$forge_alt"
+		# Objects a caller lends the source (a quarantine, say), absolute
+		# entries only: git resolves relative ones against the source.
+		forge_alt_list=${GIT_ALTERNATE_OBJECT_DIRECTORIES:-}
+		while [ -n "$forge_alt_list" ]; do
+			forge_alt_entry=${forge_alt_list%%:*}
+			case $forge_alt_list in *:*) forge_alt_list=${forge_alt_list#*:} ;; *) forge_alt_list= ;; esac
+			case $forge_alt_entry in /*) printf '%s\n' "$forge_alt_entry" ;; esac
+		done
+	} >"$forge_repo_gd/objects/info/alternates" || forge_die 73 "cannot write in $forge_repo_gd"
+	# The configuration: what checks files out as the source does; and never a
+	# split index or fsmonitor from the user's global configuration, which
+	# would tie the index to files outside it.
+	forge_repo_cfg=$forge_repo_gd/config
+	git config -f "$forge_repo_cfg" core.splitIndex false &&
+		git config -f "$forge_repo_cfg" core.fsmonitor false ||
+		forge_die 73 "cannot write $forge_repo_cfg"
+	: >"$3/config"
+	forge_source_git "$1" config --local --includes -z --get-regexp "$forge_carried_config" \
+		>"$3/config" 2>/dev/null || :
+	if [ -s "$3/config" ]; then
+		(forge_git_env_unset && exec xargs -0 -r sh -c "$forge_carry_config_sh" sh "$forge_repo_cfg") \
+			<"$3/config" >/dev/null 2>"$3/git.err" ||
+			forge_die 74 "cannot carry the repository's configuration into the copy: $(cat "$3/git.err")"
+	fi
+	# Refs: every ref of the source, the stash left out (it lives in a reflog).
+	forge_source_git "$1" for-each-ref --format='%(objectname) %(refname)' >"$3/refs" 2>"$3/git.err" ||
+		forge_die 74 "cannot list the refs of $1: $(cat "$3/git.err")"
+	grep -v ' refs/stash$' <"$3/refs" >"$forge_repo_gd/packed-refs" || :
+	forge_repo_branch=$(forge_source_git "$1" symbolic-ref -q HEAD 2>/dev/null) || forge_repo_branch=
+	if [ -n "$forge_repo_branch" ] && grep -qxF -- "$forge_head $forge_repo_branch" "$3/refs"; then
+		printf 'ref: %s\n' "$forge_repo_branch" >"$forge_repo_gd/HEAD"
+	else
+		printf '%s\n' "$forge_head" >"$forge_repo_gd/HEAD"
+	fi || forge_die 73 "cannot write $forge_repo_gd/HEAD"
+	for forge_repo_file in shallow info/exclude; do
+		if [ -f "$forge_common_dir/$forge_repo_file" ] && [ ! -L "$forge_common_dir/$forge_repo_file" ]; then
+			cp -- "$forge_common_dir/$forge_repo_file" "$forge_repo_gd/$forge_repo_file" ||
+				forge_die 73 "cannot write $forge_repo_gd/$forge_repo_file"
+		fi
+	done
+}
+
+# forge_copy_checkout COPY ERRFILE: checks HEAD out in COPY (its index, if
+# any, only tells git which files it can leave alone).
+forge_copy_checkout() {
+	forge_copy_git "$1" reset --hard --quiet >"$2" 2>&1
+}
+
+# --- filling the copy --------------------------------------------------------
+
+# forge_copy_fill ROOT COPY SCRATCH: replays ROOT's uncommitted changes and
+# untracked files into COPY (a checkout of HEAD) and computes the snapshot's
+# tree into forge_copy_tree. SCRATCH holds the patch and the file lists.
 forge_copy_fill() {
 	forge_fill_patch=$3/changes.patch
+	rm -f -- "$3/tar.failed"
 	# Flags that user configuration cannot reshape: no colour, no external
 	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
 	# context, submodules left alone.
-	forge_git -C "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
+	forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
 		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
 		--src-prefix=a/ --dst-prefix=b/ --output="$forge_fill_patch" 2>"$3/git.err" ||
 		forge_die 74 "cannot compute the uncommitted changes: $(cat "$3/git.err")"
 	if [ -s "$forge_fill_patch" ]; then
-		forge_git_apply -C "$2" "$forge_fill_patch" 2>"$3/git.err" ||
+		# git apply checks every path first, a path beyond a symbolic link
+		# included, and writes nothing unless all of them apply.
+		forge_git_apply "$2" "$forge_fill_patch" 2>"$3/git.err" ||
 			forge_die 74 "the uncommitted changes do not apply to HEAD in the copy: $(cat "$3/git.err")"
 	fi
-	forge_git -C "$1" ls-files -z --others --exclude-standard >"$3/untracked" 2>"$3/git.err" ||
+	forge_source_git "$1" ls-files -z --others --exclude-standard >"$3/untracked" 2>"$3/git.err" ||
 		forge_die 74 "cannot list the untracked files: $(cat "$3/git.err")"
 	if [ -s "$3/untracked" ]; then
+		forge_copy_links_check "$2" "$3/untracked"
 		# File names come NUL-separated and verbatim (names may start with "-").
 		{ tar -C "$1" --null --verbatim-files-from -T "$3/untracked" -cf - 2>"$3/tar.err" ||
 			echo failed >"$3/tar.failed"; } | tar -C "$2" -xpf - 2>>"$3/tar.err" ||
@@ -217,134 +354,534 @@ forge_copy_fill() {
 		[ ! -e "$3/tar.failed" ] ||
 			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
 	fi
-	forge_copy_snapshot_tree "$2" "$3" "$4"
+	forge_copy_snapshot_tree "$2" "$3"
 }
 
-# forge_git_apply [-C DIR] [APPLY-OPTION...] PATCH: git apply, whitespace
-# settings of the user's configuration neutralised (the patch is the user's
-# own working state, not a contribution to police).
+
+# forge_copy_links_check COPY LIST: exits 74, before anything is written,
+# when a path of the NUL-separated LIST would be written through a symbolic
+# link in COPY: a tracked symlink of HEAD that the user replaced with a folder
+# and hid with --assume-unchanged or --skip-worktree, say.
+forge_copy_links_check() {
+	forge_copy_texts
+	forge_links_bad=$(xargs -0 -r sh -c "$forge_links_check_sh" sh "$1" <"$2") && return 0
+	[ -n "$forge_links_bad" ] || forge_die 74 "cannot check the untracked files against the copy"
+	forge_die 74 "'$forge_links_bad' is a symbolic link in HEAD but a folder in the working tree (hidden with --assume-unchanged or --skip-worktree?): the copy would be written through it"
+}
+
+# forge_git_apply COPY [APPLY-OPTION...] PATCH: git apply in the copy,
+# whitespace settings of the user's configuration neutralised (the patch is
+# the user's own working state, not a contribution to police).
 forge_git_apply() {
-	if [ "$1" = -C ]; then
-		forge_apply_dir=$2
-		shift 2
-	else
-		forge_apply_dir=.
-	fi
-	forge_git -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no -C "$forge_apply_dir" \
+	forge_apply_dir=$1
+	shift
+	forge_copy_git "$forge_apply_dir" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 		apply --whitespace=nowarn "$@"
 }
 
-# forge_copy_snapshot_tree COPY SCRATCH ADMIN: sets forge_copy_tree to the
-# tree of HEAD + the patch + the untracked files, built in a scratch index
-# that starts as a copy of the copy's own (HEAD, with its cached trees), so
-# only what changed is hashed. Neither index the user or the steps see is
-# touched.
+# forge_copy_snapshot_tree COPY SCRATCH: sets forge_copy_tree to the tree of
+# HEAD + the patch + the untracked files, built in a scratch index that
+# starts as a copy of the copy's own (HEAD, with its cached trees), so only
+# what changed is hashed. The objects go to the copy, never to the source.
 forge_copy_snapshot_tree() {
-	forge_tree_index=$2/index
-	if [ -f "$3/index" ]; then
-		cp -- "$3/index" "$forge_tree_index"
+	forge_copy_index=$2/index
+	if [ -f "$1/.git/index" ]; then
+		cp -- "$1/.git/index" "$forge_copy_index"
 	else
-		GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" read-tree "$forge_head"
+		forge_copy_git "$1" read-tree "$forge_head"
 	fi &&
 		if [ -s "$2/changes.patch" ]; then
-			GIT_INDEX_FILE=$forge_tree_index forge_git_apply -C "$1" --cached "$2/changes.patch"
+			forge_git_apply "$1" --cached "$2/changes.patch"
 		fi &&
 		if [ -s "$2/untracked" ]; then
-			GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" update-index --add -z --stdin <"$2/untracked"
+			forge_copy_git "$1" update-index --add -z --stdin <"$2/untracked"
 		fi &&
-		forge_copy_tree=$(GIT_INDEX_FILE=$forge_tree_index forge_git -C "$1" write-tree) ||
+		forge_copy_tree=$(forge_copy_git "$1" write-tree) || {
+		forge_copy_index=
 		forge_die 74 "cannot compute the tree of the verified snapshot"
+	}
+	forge_copy_index=
 }
 
-# forge_copy_destroy: removes the cold copy and its worktree registration.
-# Safe to call more than once and on a half-made copy.
+# --- cold copies ---------------------------------------------------------------
+
+# forge_copy_prune: removes cold copies whose owner is gone (a run that was
+# SIGKILLed) from forge_tmp_base, else from an absolute TMPDIR (never from a
+# relative one: that would be a folder of the work tree). Prints each folder
+# it removes when forge_prune_verbose=1.
+forge_copy_prune() {
+	forge_prune_base=${forge_tmp_base:-${TMPDIR:-/tmp}}
+	case $forge_prune_base in /*) ;; *) return 0 ;; esac
+	for forge_prune_tmp in "$forge_prune_base"/forge-verify.??????/; do
+		forge_prune_tmp=${forge_prune_tmp%/}
+		[ -d "$forge_prune_tmp" ] && [ ! -L "$forge_prune_tmp" ] || continue
+		forge_copy_tmp_alive "$forge_prune_tmp" && continue
+		forge_prune_note "$forge_prune_tmp"
+		forge_rm_tree "$forge_prune_tmp" || :
+	done
+	return 0
+}
+
+# forge_copy_create ROOT: makes a cold copy of ROOT's working state. Sets
+# forge_copy_tmp (the temporary folder), forge_copy_dir (the copy's root) and
+# forge_copy_tree (the tree of the verified snapshot). Exits 69 without a
+# commit, 73 when TMPDIR is unusable or inside the repository, 74 when the
+# copy cannot be made faithfully.
+forge_copy_create() {
+	[ -z "${forge_copy_tmp:-}" ] ||
+		forge_die 70 "a copy exists already ($forge_copy_tmp): forge_copy_destroy it first"
+	forge_copy_require_head "$1"
+	forge_copy_tmp_base
+	forge_copy_prune
+	# Named after this process (see forge_copy_tmp_alive); mkdir, not
+	# mktemp, so the name says whose it is from the instant it exists. One
+	# left by an earlier process with the same PID is dead by definition.
+	forge_copy_tmp=$forge_tmp_base/forge-verify.$(printf '%06x' "$$")
+	if ! mkdir -m 700 -- "$forge_copy_tmp" 2>/dev/null; then
+		if [ -L "$forge_copy_tmp" ] || [ ! -d "$forge_copy_tmp" ] ||
+			! forge_rm_tree "$forge_copy_tmp" || ! mkdir -m 700 -- "$forge_copy_tmp"; then
+			forge_die 73 "cannot create the folder $forge_copy_tmp"
+		fi
+	fi
+	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
+	forge_copy_name=${1##*/}
+	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
+	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
+	forge_copy_repo "$1" "$forge_copy_dir" "$forge_copy_tmp"
+	forge_copy_checkout "$forge_copy_dir" "$forge_copy_tmp/git.err" ||
+		forge_die 74 "cannot check out HEAD into the copy: $(cat "$forge_copy_tmp/git.err")"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp"
+}
+
+# forge_copy_destroy: removes the cold copy. Safe to call more than once and
+# on a half-made copy.
 forge_copy_destroy() {
 	if [ -n "${forge_copy_tmp:-}" ]; then
 		forge_rm_tree "$forge_copy_tmp" ||
 			forge_warn "could not remove the copy $forge_copy_tmp"
 		forge_copy_tmp=
 	fi
-	if [ -n "${forge_copy_admin:-}" ]; then
-		forge_worktree_unregister "$forge_copy_admin"
-		forge_copy_admin=
+}
+
+# --- the warm pool -------------------------------------------------------------
+
+# forge_pool_base: sets forge_pool_base to
+# ${XDG_CACHE_HOME:-$HOME/.cache}/forge/pool (a relative XDG_CACHE_HOME is
+# ignored, as the XDG rules say). Exits 73 when there is none.
+forge_pool_base() {
+	case ${XDG_CACHE_HOME:-} in
+	/*) forge_pool_base=$XDG_CACHE_HOME/forge/pool ;;
+	*)
+		case ${HOME:-} in
+		/*) forge_pool_base=$HOME/.cache/forge/pool ;;
+		*) forge_die 73 "no folder for the warm pool: set XDG_CACHE_HOME or HOME to an absolute path" ;;
+		esac
+		;;
+	esac
+}
+
+# forge_repo_id: sets forge_repo_id to the first 16 hex digits of the SHA-256
+# of the source's git common dir (its physical path).
+forge_repo_id() {
+	forge_repo_id=$(printf '%s' "$forge_common_real" | sha256sum) ||
+		forge_die 69 "sha256sum failed"
+	forge_repo_id=${forge_repo_id%"${forge_repo_id#????????????????}"}
+}
+
+# forge_pool_dir_prepare DIR: makes DIR a real folder of its own: a symbolic
+# link or anything else in its place is removed first.
+forge_pool_dir_prepare() {
+	if [ -L "$1" ] || { [ -e "$1" ] && [ ! -d "$1" ]; }; then
+		forge_rm_tree "$1" || forge_die 73 "cannot remove $1"
+	fi
+	# Another run may make it at the same moment.
+	[ -d "$1" ] || mkdir -m 700 -- "$1" 2>/dev/null || { [ -d "$1" ] && [ ! -L "$1" ]; } ||
+		forge_die 73 "cannot create $1"
+}
+
+# forge_pool_repo ROOT: sets forge_pool to this repository's pool folder,
+# <base>/<repo-id>, and creates it with a "source" file naming the git common
+# dir (so --prune can tell a pool whose repository is gone).
+forge_pool_repo() {
+	forge_pool_base
+	forge_copy_place_check "$forge_pool_base" 'warm pool'
+	[ -d "$forge_pool_base" ] || mkdir -p -- "$forge_pool_base" 2>/dev/null ||
+		forge_die 73 "cannot create $forge_pool_base"
+	forge_repo_id
+	forge_pool=$forge_pool_base/$forge_repo_id
+	forge_pool_dir_prepare "$forge_pool"
+	forge_read_file "$forge_pool/source" 2>/dev/null || forge_file=
+	if [ "$forge_file" != "$forge_common_real" ]; then
+		printf '%s\n' "$forge_common_real" >"$forge_pool/source.$$" &&
+			mv -f -- "$forge_pool/source.$$" "$forge_pool/source" ||
+			forge_die 73 "cannot write $forge_pool/source"
 	fi
 }
 
-# forge_pool_acquire ROOT: takes a free warm slot (locking it on file
-# descriptor 9 for the rest of the run), resets it to HEAD with every
-# untracked and ignored file removed, and fills it like a cold copy. Sets
-# forge_copy_dir, forge_copy_tree and forge_pool_slot.
+# forge_pool_acquire ROOT: takes the lowest free warm slot (locking it on file
+# descriptor 9 for the rest of the run), resets it completely to HEAD and
+# fills it like a cold copy. Sets forge_copy_dir, forge_copy_tree,
+# forge_pool_slot, forge_pool_dir (the slot) and forge_pool_state (forge's
+# files about the slot: its clean index, the setup stamp, scratch files).
+# The paths in forge_isolated_keep (newline-separated) survive the reset.
 forge_pool_acquire() {
 	forge_copy_require_head "$1"
-	forge_pool=$forge_common_dir/forge/pool
-	[ -d "$forge_pool" ] || mkdir -p -- "$forge_pool" || forge_die 73 "cannot create $forge_pool"
+	forge_require_tool sha256sum
+	forge_pool_repo "$1"
+	forge_copy_prune
 	forge_pool_slot=1
 	while :; do
-		exec 9>"$forge_pool/$forge_pool_slot.lock" || forge_die 73 "cannot create $forge_pool/$forge_pool_slot.lock"
+		forge_pool_lock=$forge_pool/$forge_pool_slot.lock
+		[ ! -L "$forge_pool_lock" ] || rm -f -- "$forge_pool_lock"
+		exec 9>>"$forge_pool_lock" || forge_die 73 "cannot create $forge_pool_lock"
 		flock -n 9 && break
 		exec 9>&-
 		forge_pool_slot=$((forge_pool_slot + 1))
 		[ "$forge_pool_slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
 	done
+	forge_pool_held=1
 	forge_pool_dir=$forge_pool/$forge_pool_slot
-	forge_copy_dir=$forge_pool_dir/${1##*/}
-	[ "$forge_copy_dir" != "$forge_pool_dir/" ] || forge_copy_dir=$forge_pool_dir/repo
+	forge_pool_state=$forge_pool/$forge_pool_slot.state
+	forge_pool_dir_prepare "$forge_pool_dir"
+	forge_pool_dir_prepare "$forge_pool_state"
+	forge_pool_dir_prepare "$forge_pool_state/scratch"
+	forge_copy_name=${1##*/}
+	forge_copy_dir=$forge_pool_dir/${forge_copy_name:-repo}
+	# The slot holds the copy and nothing else (another worktree of the same
+	# repository leaves a copy of another name; a step may write next to it).
+	for forge_pool_entry in "$forge_pool_dir"/* "$forge_pool_dir"/.[!.]* "$forge_pool_dir"/..?*; do
+		[ "$forge_pool_entry" = "$forge_copy_dir" ] || forge_rm_tree "$forge_pool_entry" ||
+			forge_die 73 "cannot remove $forge_pool_entry"
+	done
+	forge_pool_dir_prepare "$forge_copy_dir"
 	if ! forge_pool_reset "$1"; then
 		# A slot that cannot be reset is made anew.
-		forge_pool_discard
-		mkdir -p -- "$forge_pool_dir" || forge_die 73 "cannot create $forge_pool_dir"
-		# --force: replaces a registration whose folder went missing.
-		forge_worktree_add "$1" "$forge_copy_dir" "$forge_pool_dir/git.err" --force ||
-			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_dir/git.err")"
+		rm -f -- "$forge_pool_state/index" "$forge_pool_state/setup"
+		forge_rm_tree "$forge_copy_dir" || forge_die 73 "cannot remove the broken slot $forge_copy_dir"
+		forge_pool_dir_prepare "$forge_copy_dir"
+		forge_pool_reset "$1" ||
+			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_state/scratch/git.err")"
 	fi
-	forge_admin_of "$forge_copy_dir"
-	forge_pool_admin=$forge_admin
-	# The scratch files are rewritten each run; only a failure marker could
-	# linger from an earlier one.
-	[ -d "$forge_pool_dir/scratch" ] || mkdir -- "$forge_pool_dir/scratch" ||
-		forge_die 73 "cannot create $forge_pool_dir/scratch"
-	[ ! -e "$forge_pool_dir/scratch/tar.failed" ] || rm -f -- "$forge_pool_dir/scratch/tar.failed"
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_dir/scratch" "$forge_pool_admin"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch"
 }
 
-# forge_pool_reset ROOT: brings the slot back to HEAD: tracked files restored,
-# every untracked and ignored file gone. Fails when the slot is missing or
-# broken.
+# forge_pool_reset ROOT: brings the slot to HEAD as a fresh copy would be: a
+# new .git (refs, config, sparse-checkout, hooks, objects of earlier steps
+# gone), the index the last reset left (index flags a step set are not in it;
+# its stat data spares rewriting unchanged files), tracked files restored,
+# every untracked and ignored file removed but the keep paths, and those only
+# when they are real folders. Saves the resulting index for the next reset.
 forge_pool_reset() {
-	[ -f "$forge_copy_dir/.git" ] || return 1
-	forge_admin_of "$forge_copy_dir"
-	[ -n "$forge_admin" ] && [ -d "$forge_admin" ] || return 1
-	forge_git -C "$forge_copy_dir" checkout --quiet --force --detach "$forge_head" >/dev/null 2>&1 ||
-		return 1
-	forge_git -C "$forge_copy_dir" clean -ffdxq >/dev/null 2>&1 && return 0
-	# A step may have left read-only folders behind.
-	chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
-	forge_git -C "$forge_copy_dir" clean -ffdxq >/dev/null 2>&1
-}
-
-# forge_pool_discard: removes the current slot's copy and registration.
-forge_pool_discard() {
-	forge_admin=
-	[ ! -f "$forge_copy_dir/.git" ] || forge_admin_of "$forge_copy_dir"
-	[ -z "$forge_admin" ] || forge_worktree_unregister "$forge_admin"
-	# Never "git worktree prune" here: it could remove the registration of a
-	# copy another run is making right now.
-	forge_rm_tree "$forge_pool_dir" || forge_die 73 "cannot remove the broken slot $forge_pool_dir"
-}
-
-# forge_pool_release: puts back the slot's .git file if a step removed or
-# rewrote it (so the registration stays valid and git worktree prune leaves
-# it alone), and unlocks the slot. Safe to call when no slot is held.
-forge_pool_release() {
-	[ -n "${forge_pool_admin:-}" ] || return 0
-	if [ -d "$forge_copy_dir" ]; then
-		forge_read_file "$forge_copy_dir/.git" 2>/dev/null || :
-		if [ "$forge_file" != "gitdir: $forge_pool_admin" ]; then
-			chmod u+w -- "$forge_copy_dir" 2>/dev/null || :
-			rm -rf -- "$forge_copy_dir/.git"
-			printf 'gitdir: %s\n' "$forge_pool_admin" >"$forge_copy_dir/.git" || :
-		fi
+	forge_reset_scratch=$forge_pool_state/scratch
+	forge_copy_repo "$1" "$forge_copy_dir" "$forge_reset_scratch"
+	if [ -f "$forge_pool_state/index" ] && [ ! -L "$forge_pool_state/index" ]; then
+		cp -- "$forge_pool_state/index" "$forge_copy_dir/.git/index" || return 1
 	fi
-	forge_pool_admin=
+	set --
+	forge_reset_keep=${forge_isolated_keep:-}
+	while [ -n "$forge_reset_keep" ]; do
+		set -- "$@" "--exclude=/${forge_reset_keep%%"
+"*}"
+		case $forge_reset_keep in *'
+'*) forge_reset_keep=${forge_reset_keep#*"
+"} ;; *) forge_reset_keep= ;; esac
+	done
+	forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err" || return 1
+	if ! forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1; then
+		# A step may have left read-only folders behind.
+		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
+		forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1 || return 1
+	fi
+	forge_pool_keep_check
+	cp -- "$forge_copy_dir/.git/index" "$forge_pool_state/index"
+}
+
+# forge_pool_keep_check: a keep path (or a folder on its way) that is a
+# symbolic link or not a folder is removed, never followed, and the slot's
+# setup is run again.
+forge_pool_keep_check() {
+	forge_keep_rest=${forge_isolated_keep:-}
+	while [ -n "$forge_keep_rest" ]; do
+		forge_keep_path=${forge_keep_rest%%"
+"*}
+		case $forge_keep_rest in *'
+'*) forge_keep_rest=${forge_keep_rest#*"
+"} ;; *) forge_keep_rest= ;; esac
+		forge_keep_sub=
+		forge_keep_left=$forge_keep_path/
+		while [ -n "$forge_keep_left" ]; do
+			forge_keep_sub=$forge_keep_sub${forge_keep_left%%/*}
+			forge_keep_left=${forge_keep_left#*/}
+			forge_keep_at=$forge_copy_dir/$forge_keep_sub
+			if [ -L "$forge_keep_at" ] || { [ -e "$forge_keep_at" ] && [ ! -d "$forge_keep_at" ]; }; then
+				forge_rm_tree "$forge_keep_at" || forge_die 73 "cannot remove $forge_keep_at"
+				rm -f -- "$forge_pool_state/setup"
+				break
+			fi
+			forge_keep_sub=$forge_keep_sub/
+		done
+	done
+}
+
+# forge_pool_release: unlocks the slot. Safe to call when none is held.
+forge_pool_release() {
+	[ -n "${forge_pool_held:-}" ] || return 0
+	forge_pool_held=
 	exec 9>&-
+}
+
+# --- --prune -------------------------------------------------------------------
+
+# forge_prune_note PATH: with forge_prune_verbose=1, prints "freed PATH (SIZE)"
+# for what is about to be removed and adds its size to forge_prune_kib.
+forge_prune_note() {
+	[ "${forge_prune_verbose:-0}" = 1 ] || return 0
+	forge_prune_size=$(du -sk -- "$1" 2>/dev/null) || forge_prune_size=0
+	forge_prune_size=${forge_prune_size%%[!0-9]*}
+	forge_prune_kib=$((${forge_prune_kib:-0} + ${forge_prune_size:-0}))
+	printf 'freed %s (%s KiB)\n' "$1" "${forge_prune_size:-0}"
+}
+
+# forge_prune ROOT: forge-verify --prune: removes this repository's warm pool
+# (slots in use by a run are left alone), the cold copies of killed runs, the
+# pools of repositories that no longer exist, and what older versions of
+# forge left in the git directory. Prints what it freed.
+forge_prune() {
+	forge_prune_verbose=1 forge_prune_kib=0
+	forge_require_tool flock sha256sum
+	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
+	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
+	forge_common_real=$forge_real
+	forge_copy_prune
+	forge_pool_base
+	forge_repo_id
+	forge_pool_remove "$forge_pool_base/$forge_repo_id"
+	for forge_prune_pool in "$forge_pool_base"/????????????????/; do
+		forge_prune_pool=${forge_prune_pool%/}
+		[ -d "$forge_prune_pool" ] && [ ! -L "$forge_prune_pool" ] || continue
+		forge_read_file "$forge_prune_pool/source" 2>/dev/null || continue
+		[ ! -d "$forge_file" ] || continue
+		forge_pool_remove "$forge_prune_pool"
+	done
+	forge_prune_legacy
+	if [ "$forge_prune_kib" -gt 0 ]; then
+		printf 'freed %s KiB in total\n' "$forge_prune_kib"
+	else
+		printf 'nothing to prune\n'
+	fi
+	forge_prune_verbose=0
+}
+
+# forge_pool_remove POOL: removes the slots of POOL that no run holds, then
+# POOL itself once no slot is left.
+forge_pool_remove() {
+	[ -d "$1" ] && [ ! -L "$1" ] || return 0
+	for forge_prune_lock in "$1"/*.lock; do
+		[ -f "$forge_prune_lock" ] && [ ! -L "$forge_prune_lock" ] || continue
+		forge_prune_slot=${forge_prune_lock%.lock}
+		# Holding the slot's lock proves no run uses it; the lock file goes
+		# last, so a run that starts meanwhile finds the slot gone or whole.
+		exec 8>>"$forge_prune_lock" || continue
+		if flock -n 8; then
+			for forge_prune_path in "$forge_prune_slot" "$forge_prune_slot.state"; do
+				[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
+				forge_prune_note "$forge_prune_path"
+				forge_rm_tree "$forge_prune_path" || forge_warn "could not remove $forge_prune_path"
+			done
+			rm -f -- "$forge_prune_lock"
+		else
+			forge_warn "warm slot $forge_prune_slot is in use; left alone"
+		fi
+		exec 8>&-
+	done
+	set -- "$1" "$1"/*.lock
+	[ -e "$2" ] && return 0
+	forge_prune_note "$1"
+	forge_rm_tree "$1" || forge_warn "could not remove $1"
+}
+
+# forge_prune_legacy: removes what forge before 0.2 left in the git
+# directory: its warm pool under forge/pool and the worktree registrations of
+# its copies (of cold copies only when their run is gone).
+forge_prune_legacy() {
+	for forge_prune_admin in "$forge_common_dir"/worktrees/*/; do
+		forge_prune_admin=${forge_prune_admin%/}
+		[ -d "$forge_prune_admin" ] && [ ! -L "$forge_prune_admin" ] || continue
+		forge_read_file "$forge_prune_admin/gitdir" 2>/dev/null || continue
+		case $forge_file in
+		*/forge-verify.??????/*/.git)
+			forge_prune_tmp=${forge_file%/*/.git}
+			if [ -d "$forge_prune_tmp" ] && [ ! -L "$forge_prune_tmp" ]; then
+				forge_copy_tmp_alive "$forge_prune_tmp" && continue
+				forge_prune_note "$forge_prune_tmp"
+				forge_rm_tree "$forge_prune_tmp" || continue
+			fi
+			;;
+		"$forge_common_dir"/forge/pool/*/.git | "$forge_common_real"/forge/pool/*/.git) ;;
+		*) continue ;;
+		esac
+		forge_prune_note "$forge_prune_admin"
+		forge_rm_tree "$forge_prune_admin" || :
+	done
+	for forge_prune_path in "$forge_common_dir/forge/pool" "$forge_common_dir/forge/worktrees.lock"; do
+		[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
+		forge_prune_note "$forge_prune_path"
+		forge_rm_tree "$forge_prune_path" || :
+	done
+	rmdir -- "$forge_common_dir/forge" 2>/dev/null || :
+}
+
+# --- dependencies and build caches (SPEC 3.5) ------------------------------------
+
+# forge_isolated_detect ROOT: sets forge_detect_setup, forge_detect_keep and
+# forge_detect_key (JSON arrays) to what the project type at ROOT needs in a
+# copy: npm installs its dependencies (npm ci from a lockfile) into a kept
+# node_modules, keyed on the lockfile (or on package.json and .npmrc without
+# one); cargo keeps target/.
+forge_isolated_detect() {
+	forge_detect_setup='[]' forge_detect_keep='[]' forge_detect_key='[]'
+	if [ -f "$1/package.json" ]; then
+		forge_detect_keep='["node_modules"]'
+		if [ -f "$1/package-lock.json" ]; then
+			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
+			forge_detect_key='["package-lock.json"]'
+		elif [ -f "$1/npm-shrinkwrap.json" ]; then
+			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
+			forge_detect_key='["npm-shrinkwrap.json"]'
+		else
+			forge_detect_setup='[{"name":"setup","run":"npm install"}]'
+			forge_detect_key='["package.json",".npmrc"]'
+		fi
+	elif [ -f "$1/Cargo.toml" ]; then
+		forge_detect_keep='["target"]'
+	fi
+}
+
+# forge_isolated_plan ROOT: sets forge_isolated_setup (a JSON array of
+# steps), forge_isolated_keep and forge_isolated_key (newline-separated
+# paths) from verify.isolated.{setup,keep,setupKey} in the merged
+# configuration, each key that is not set there from detection at ROOT. A
+# configured setup without a setupKey has no key. Needs forge_config.
+forge_isolated_plan() {
+	forge_isolated_detect "$1"
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_plan_out=$(printf '%s' "$forge_config" | jq -r --argjson ds "$forge_detect_setup" \
+		--argjson dk "$forge_detect_keep" --argjson dkey "$forge_detect_key" '
+		(.verify.isolated // {}) as $i
+		| (if $i | has("setup") then [$i.setup, ($i.setupKey // [])]
+		   else [$ds, ($i.setupKey // $dkey)] end) as [$setup, $key]
+		| ($i.keep // $dk) as $keep
+		| ([$setup | to_entries[] | select((.value.run | type) != "string" or .value.run == "") | .key]
+		   | first // null) as $bad
+		| if $bad != null then "E\tverify.isolated.setup[\($bad)].run: a non-empty shell command is required"
+		  else "\($setup | tojson)", "K\($keep | join("\n"))", "\u0001\($key | join("\n"))" end') ||
+		forge_die 70 "jq failed while reading verify.isolated"
+	case $forge_plan_out in
+	"E	"*) forge_die 65 "configuration: key ${forge_plan_out#??}" ;;
+	esac
+	forge_isolated_setup=${forge_plan_out%%"
+"*}
+	forge_plan_out=${forge_plan_out#*"
+K"}
+	forge_plan_sep=$(printf '\001')
+	forge_isolated_keep=${forge_plan_out%%"
+$forge_plan_sep"*}
+	forge_isolated_key=${forge_plan_out#*"$forge_plan_sep"}
+}
+
+# forge_isolated_stamp COPY: prints a digest of the setup steps, the keep
+# paths and the content of every key file in COPY (a key that is missing or
+# not a regular file counts as such; a symbolic link or a FIFO is never read).
+forge_isolated_stamp() {
+	{
+		printf '%s\n' "$forge_isolated_setup" "$forge_isolated_keep"
+		forge_stamp_rest=$forge_isolated_key
+		while [ -n "$forge_stamp_rest" ]; do
+			forge_stamp_key=${forge_stamp_rest%%"
+"*}
+			case $forge_stamp_rest in *'
+'*) forge_stamp_rest=${forge_stamp_rest#*"
+"} ;; *) forge_stamp_rest= ;; esac
+			printf 'key %s\n' "$forge_stamp_key"
+			if [ -f "$1/$forge_stamp_key" ] && [ ! -L "$1/$forge_stamp_key" ]; then
+				sha256sum <"$1/$forge_stamp_key"
+			else
+				echo missing
+			fi
+		done
+	} | sha256sum
+}
+
+# forge_isolated_setup_run COPY [STATE]: runs the setup steps in COPY before
+# the verify steps, logged like steps (setup-<n>-<name>.log). With STATE (a
+# warm slot's folder), only when the stamp (forge_isolated_stamp) differs
+# from that of the slot's last successful setup or a keep path that setup
+# left is gone. A failing setup step exits 69 (an ERROR, not a FAIL).
+forge_isolated_setup_run() {
+	[ "$forge_isolated_setup" != '[]' ] || return 0
+	forge_require_tool sha256sum
+	forge_setup_stamp=$(forge_isolated_stamp "$1") || forge_die 70 "cannot digest the setup keys"
+	if [ -n "${2:-}" ] && forge_isolated_setup_current "$1" "$2/setup"; then
+		[ "${forge_quiet:-0}" = 1 ] ||
+			printf 'Setup: up to date in this warm slot (%s unchanged)\n' \
+				"$(printf '%s' "${forge_isolated_key:-the setup}" | tr '\n' ' ')" >&2
+		return 0
+	fi
+	[ -z "${2:-}" ] || rm -f -- "$2/setup"
+	forge_exec_dir=$1
+	forge_setup_count=$(printf '%s' "$forge_isolated_setup" | jq length) ||
+		forge_die 70 "jq failed while counting the setup steps"
+	forge_setup_saved=${forge_steps:-}
+	forge_steps=$forge_isolated_setup
+	forge_setup_n=0
+	while [ "$forge_setup_n" -lt "$forge_setup_count" ]; do
+		forge_step_get "$forge_setup_n" "$forge_default_timeout"
+		forge_setup_n=$((forge_setup_n + 1))
+		forge_setup_log=setup-$forge_setup_n-$forge_step_file.log
+		forge_step_exec "$forge_run_dir/$forge_setup_log" "$forge_step_timeout" sh -c "$forge_step_run"
+		forge_exit_signal
+		if [ "${forge_quiet:-0}" != 1 ]; then
+			case $forge_step_exit in
+			0) forge_setup_result=ok ;;
+			124) forge_setup_result="ERROR timeout" ;;
+			*) forge_setup_result="ERROR exit $forge_step_exit" ;;
+			esac
+			printf 'Setup: %s (%s) %s %s\n' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
+				"$(forge_fmt_secs "$forge_step_ms")" >&2
+			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
+				tail -n 40 -- "$forge_run_dir/$forge_setup_log" >&2
+		fi
+		[ "$forge_step_exit" = 0 ] ||
+			forge_die 69 "setup step '$forge_step_name' failed ($forge_setup_result): log .forge/runs/$forge_run_id/$forge_setup_log"
+	done
+	forge_steps=$forge_setup_saved
+	[ -n "${2:-}" ] || return 0
+	# The stamp, then the keep paths that setup left (their loss means
+	# setting up again).
+	{
+		printf '%s\n' "$forge_setup_stamp"
+		forge_stamp_rest=$forge_isolated_keep
+		while [ -n "$forge_stamp_rest" ]; do
+			forge_stamp_key=${forge_stamp_rest%%"
+"*}
+			case $forge_stamp_rest in *'
+'*) forge_stamp_rest=${forge_stamp_rest#*"
+"} ;; *) forge_stamp_rest= ;; esac
+			[ ! -d "$1/$forge_stamp_key" ] || printf '%s\n' "$forge_stamp_key"
+		done
+	} >"$2/setup.$$" && mv -f -- "$2/setup.$$" "$2/setup" ||
+		forge_die 73 "cannot write $2/setup"
+}
+
+# forge_isolated_setup_current COPY FILE: true when FILE records the current
+# stamp and every keep path it lists is still a folder in COPY.
+forge_isolated_setup_current() {
+	[ -f "$2" ] && [ ! -L "$2" ] || return 1
+	{
+		IFS= read -r forge_current_stamp || return 1
+		[ "$forge_current_stamp" = "$forge_setup_stamp" ] || return 1
+		while IFS= read -r forge_current_keep; do
+			[ -d "$1/$forge_current_keep" ] && [ ! -L "$1/$forge_current_keep" ] || return 1
+		done
+	} <"$2"
 }

@@ -25,7 +25,7 @@ teardown() {
 	assert_success
 	[ "$(grep -c '"verdict":"PASS"' .forge/timeline.jsonl)" -eq 3 ]
 	[ "$(tail -n 1 README)" = change ]
-	[ "$(git worktree list --porcelain | grep -c '^worktree ')" -eq 2 ] # main + the warm slot
+	[ "$(git worktree list --porcelain | grep -c "^worktree ")" -eq 1 ] # copies are never worktrees of it
 }
 
 @test "a --config path with a newline and a leading dash" {

@@ -185,7 +185,7 @@ commit_files() {
 	run forge-verify --isolated --change iso-1 -- true
 	assert_success
 	record=$(tail -n 1 .forge/timeline.jsonl)
-	echo "$record" | jq -e '.isolated == true and .change == "iso-1"'
+	echo "$record" | jq -e '.isolated == "cold" and .change == "iso-1"'
 	# The tree is HEAD + the changes + the untracked file, as git would store it.
 	expected=$(GIT_INDEX_FILE=$SCRATCH/idx sh -c 'git read-tree HEAD && git add -A && git write-tree')
 	[ "$(echo "$record" | jq -r .tree)" = "$expected" ]
@@ -306,7 +306,6 @@ commit_files() {
 	kill -KILL "$(cat "$SCRATCH/step.pid")" || : # only this test's step
 	wait "$pid" || :
 	[ -n "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.??????' ! -name '*LIVE01')" ]
-	[ "$(git worktree list | wc -l)" -eq 2 ]
 	run forge-verify --isolated -- true
 	assert_success
 	[ -d "$TMPDIR/forge-verify.LIVE01" ]
@@ -335,4 +334,262 @@ commit_files() {
 	for p in $pids; do wait "$p"; done
 	[ "$(grep -c '"verdict":"PASS"' .forge/timeline.jsonl)" -eq 8 ]
 	assert_no_leftovers
+}
+
+# --- git isolation (SPEC 3.5): the copy is a repository of its own ----------
+
+# A source with history a step could damage: a tag, a second branch, a
+# stash, local config, a hook, loose and packed objects.
+git_rich_repo() {
+	make_repo "$SCRATCH/sub"
+	git tag -a v1.0 -m 'release 1.0'
+	git branch other
+	echo stashed >>README && git stash -q
+	git gc -q
+	echo second >second.txt && git add second.txt && git commit -q -m second
+	git config core.autocrlf input
+	git config core.eol lf
+	git config filter.keep.clean cat
+	git config filter.keep.smudge cat
+	git config lfs.fetchexclude 'big/*'
+	git config remote.origin.url "$SCRATCH/nowhere"
+	printf '#!/bin/sh\nexit 0\n' >.git/hooks/pre-commit
+	chmod +x .git/hooks/pre-commit
+	echo edit >>second.txt
+}
+
+# The git commands SPEC 3.5 names, each of which, in a copy sharing the
+# source's git directory, changed or destroyed the source's state.
+GIT_HOSTILE_STEP='set -e
+git log --oneline >/dev/null
+git describe --tags >"$OUT/describe"
+git rev-parse --abbrev-ref HEAD >"$OUT/branch"
+for k in core.autocrlf core.eol filter.keep.clean lfs.fetchexclude remote.origin.url; do
+	printf "%s=%s\n" "$k" "$(git config --get "$k" || :)"
+done >"$OUT/config"
+git commit -q -am "step commit"
+git tag -f v1.0 HEAD
+git tag step-tag
+git branch -D other
+echo more >>README
+git stash -q
+git stash clear
+git config user.name Intruder
+git config --unset core.autocrlf
+git update-ref refs/heads/main HEAD
+git update-ref -d refs/tags/v1.0
+git reset -q --hard HEAD~1
+git reflog expire --expire=now --all
+git gc -q --prune=now
+git submodule -q add "$SUB" sub
+git commit -q -m "with a submodule"
+git sparse-checkout set nothing-here
+git gc -q --aggressive --prune=now
+mkdir -p .git/hooks && echo "#!/bin/sh" >.git/hooks/pre-commit
+git worktree add -q ../extra-worktree'
+
+@test "git commands in the copy change nothing of the source: refs, stash, config, index, hooks, objects, worktrees" {
+	git_rich_repo
+	export OUT=$SCRATCH/out SUB=$SCRATCH/sub
+	mkdir "$OUT"
+	for mode in cold warm; do
+		before=$(git_state) files=$(repo_state)
+		stash=$(git stash list --format=%H)
+		if [ "$mode" = warm ]; then
+			run forge-verify --isolated --warm -- sh -c "$GIT_HOSTILE_STEP"
+		else
+			run forge-verify --isolated -- sh -c "$GIT_HOSTILE_STEP"
+		fi
+		assert_success
+		[ "$(git_state)" = "$before" ]
+		[ "$(repo_state)" = "$files" ]
+		# The stash survives, whole.
+		[ "$(git stash list --format=%H)" = "$stash" ]
+		git stash show -p stash@{0} | grep -q stashed
+		git fsck --no-dangling --no-progress
+		[ "$(git worktree list | wc -l)" -eq 1 ]
+		[ "$(git config --get core.autocrlf)" = input ]
+		[ -z "$(git config --local --get user.name)" ]
+		[ "$(git tag -l)" = v1.0 ]
+	done
+	assert_no_leftovers
+}
+
+@test "the copy has the source's history, tags, branch and checkout config, not its other config" {
+	git_rich_repo
+	export OUT=$SCRATCH/out SUB=$SCRATCH/sub
+	mkdir "$OUT"
+	run forge-verify --isolated -- sh -c "$GIT_HOSTILE_STEP"
+	assert_success
+	[ "$(cat "$OUT/describe")" = "$(git describe --tags)" ]
+	[ "$(cat "$OUT/branch")" = main ]
+	[ "$(cat "$OUT/config")" = "$(printf '%s\n' core.autocrlf=input core.eol=lf filter.keep.clean=cat 'lfs.fetchexclude=big/*' remote.origin.url=)" ]
+}
+
+@test "objects a step writes stay in the copy; the copy borrows the source's objects read-only" {
+	before=$(find .git/objects -type f | LC_ALL=C sort | sha256sum)
+	run forge-verify --isolated -- sh -c 'head -c 100000 /dev/urandom >big && git add big && git commit -q -m big && git gc -q --prune=now && cat .git/objects/info/alternates'
+	assert_success
+	[ "$(find .git/objects -type f | LC_ALL=C sort | sha256sum)" = "$before" ]
+	grep -qxF "$REPO/.git/objects" .forge/runs/*/1-command.log
+}
+
+# --- the caller's git environment (SPEC 2, 3.5) --------------------------------
+
+@test "GIT_DIR and GIT_WORK_TREE exported: the source is theirs, the real tree keeps its edit and its staged file" {
+	echo edit >>README
+	echo new >staged.txt && git add staged.txt
+	mkdir -p sub/dir
+	before=$(repo_state)
+	GIT_DIR=$PWD/.git GIT_WORK_TREE=$PWD run forge-verify --isolated -- sh -c 'grep -q edit README && test -f staged.txt && git status --porcelain'
+	assert_success
+	[ "$(repo_state)" = "$before" ]
+	[ "$(tail -n 1 README)" = edit ]
+	[ "$(git diff --cached --name-only)" = staged.txt ]
+	# Relative, from a subdirectory, warm, as git resolves them.
+	cd sub/dir
+	GIT_DIR=../../.git GIT_WORK_TREE=../.. run forge-verify --isolated --warm -- sh -c 'grep -q edit README && test -f staged.txt'
+	assert_success
+	cd "$REPO"
+	[ "$(repo_state)" = "$before" ]
+	assert_no_leftovers
+}
+
+@test "GIT_INDEX_FILE decides the source's index; steps run with every GIT_* of SPEC 2 unset" {
+	echo edit >>README
+	GIT_INDEX_FILE=$SCRATCH/other-index git read-tree HEAD
+	before=$(repo_state) idx=$(sha256sum <"$SCRATCH/other-index")
+	env GIT_DIR="$PWD/.git" GIT_WORK_TREE="$PWD" GIT_INDEX_FILE="$SCRATCH/other-index" \
+		GIT_OBJECT_DIRECTORY="$PWD/.git/objects" GIT_COMMON_DIR="$PWD/.git" GIT_NAMESPACE=ns \
+		GIT_ALTERNATE_OBJECT_DIRECTORIES="$PWD/.git/objects" GIT_CONFIG_PARAMETERS="'user.name=x'" \
+		GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.email GIT_CONFIG_VALUE_0=y@example.invalid \
+		forge-verify --isolated -- sh -c 'env | grep -E "^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE|COMMON_DIR|NAMESPACE|CONFIG_PARAMETERS|CONFIG_COUNT|CONFIG_KEY|CONFIG_VALUE)" >"$0"; git rev-parse --show-toplevel >>"$0"; git add -A && git commit -q -m in-copy' "$SCRATCH/env"
+	[ "$(wc -l <"$SCRATCH/env")" -eq 1 ]
+	case $(cat "$SCRATCH/env") in "$TMPDIR"/forge-verify.*) ;; *) false ;; esac
+	[ "$(repo_state)" = "$before" ]
+	[ "$(sha256sum <"$SCRATCH/other-index")" = "$idx" ]
+	[ "$(git log --format=%s -1)" = initial ]
+}
+
+@test "GIT_INDEX_FILE picks the index whose tracked files the copy holds" {
+	printf 'secret.txt\n' >.gitignore
+	git add .gitignore && git commit -q -m ignore
+	echo ignored-but-tracked >secret.txt
+	cp .git/index "$SCRATCH/other-index"
+	GIT_INDEX_FILE=$SCRATCH/other-index git add -f secret.txt
+	run forge-verify --isolated -- test ! -e secret.txt
+	assert_success
+	GIT_INDEX_FILE=$SCRATCH/other-index run forge-verify --isolated -- grep -q ignored-but-tracked secret.txt
+	assert_success
+	[ -z "$(git diff --cached --name-only)" ]
+}
+
+# hook_repo DIR: a repository with two tracked files, built identically
+# every time (fixed dates), so two of them can be compared commit for commit.
+hook_repo() {
+	make_repo "$1"
+	printf 'a\n' >"$1/a.txt"
+	printf 'b\n' >"$1/b.txt"
+	git -C "$1" add a.txt b.txt
+	git -C "$1" commit -q -m files
+}
+
+# hook_state DIR: what a commit must leave identical: HEAD, the index (with
+# its flags), the status and the working tree.
+hook_state() {
+	git -C "$1" rev-parse HEAD
+	git -C "$1" ls-files -s -v
+	git -C "$1" status --porcelain
+	tree_hash "$1"
+}
+
+@test "forge-verify --isolated in a real pre-commit hook: plain commit, commit -a and commit PATH record exactly what they would without it" {
+	export GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' GIT_COMMITTER_DATE='2026-01-01T00:00:00Z'
+	hook_repo "$SCRATCH/hooked"
+	hook_repo "$SCRATCH/control"
+	# The hook verifies the working state (staged, unstaged and untracked),
+	# and its step would wreck a shared index or tree.
+	cat >"$SCRATCH/hooked/.git/hooks/pre-commit" <<-HOOK
+	#!/bin/sh
+	exec forge-verify -q --isolated -- sh -c 'n=\$(cat "$SCRATCH/count" 2>/dev/null || echo 0); echo \$((n + 1)) >"$SCRATCH/count"; grep -q unstaged a.txt && test -f untracked.txt && git add -A && git reset -q --hard HEAD && git rm -rq .'
+	HOOK
+	chmod +x "$SCRATCH/hooked/.git/hooks/pre-commit"
+	for d in hooked control; do
+		cd "$SCRATCH/$d"
+		echo staged >>b.txt && git add b.txt
+		echo unstaged >>a.txt
+		echo untracked >untracked.txt
+		git commit -q -m plain
+	done
+	[ "$(hook_state "$SCRATCH/hooked")" = "$(hook_state "$SCRATCH/control")" ]
+	for d in hooked control; do
+		cd "$SCRATCH/$d"
+		echo more >>b.txt
+		git commit -q -a -m all
+	done
+	[ "$(hook_state "$SCRATCH/hooked")" = "$(hook_state "$SCRATCH/control")" ]
+	for d in hooked control; do
+		cd "$SCRATCH/$d"
+		echo staged2 >>b.txt && git add b.txt
+		echo unstaged2 >>a.txt
+		echo third >>a.txt
+		git commit -q -m path -- a.txt
+	done
+	[ "$(hook_state "$SCRATCH/hooked")" = "$(hook_state "$SCRATCH/control")" ]
+	[ "$(git -C "$SCRATCH/hooked" diff --cached --name-only)" = b.txt ]
+	[ "$(cat "$SCRATCH/count")" -eq 3 ]
+	[ "$(grep -c '"verdict":"PASS"' "$SCRATCH/hooked/.forge/timeline.jsonl")" -eq 3 ]
+}
+
+# --- the copy is never written through a symbolic link (SPEC 3.5) ---------------
+
+@test "a tracked symlink replaced by a folder and hidden: exit 74 before anything is written through it" {
+	mkdir "$SCRATCH/outside"
+	echo original >"$SCRATCH/outside/victim.txt"
+	ln -s "$SCRATCH/outside" d
+	git add d && git commit -q -m 'a symlink'
+	rm d && mkdir d && echo attack >d/victim.txt && echo new >d/new.txt
+	for flag in --assume-unchanged --skip-worktree; do
+		git update-index "$flag" d
+		for warm in '' --warm; do
+			run forge-verify --isolated $warm -- touch "$SCRATCH/ran"
+			assert_failure 74
+			assert_output --partial "'d' is a symbolic link in HEAD"
+			[ "$(cat "$SCRATCH/outside/victim.txt")" = original ]
+			[ ! -e "$SCRATCH/outside/new.txt" ]
+			[ ! -e "$SCRATCH/ran" ]
+		done
+		git update-index "--no-${flag#--}" d
+	done
+	assert_no_leftovers
+}
+
+# --- where copies may live -------------------------------------------------------
+
+@test "a relative TMPDIR, or one inside the repository: exit 73, nothing left in the work tree" {
+	mkdir -p sub/tmp tmp && cd sub
+	for tmp in tmp "$REPO/tmp"; do
+		TMPDIR=$tmp run forge-verify --isolated -- touch "$SCRATCH/ran"
+		assert_failure 73
+		assert_output --partial 'lies inside the repository'
+		[ ! -e "$SCRATCH/ran" ]
+		[ -z "$(find "$REPO/tmp" "$REPO/sub/tmp" -mindepth 1)" ]
+	done
+	rmdir "$REPO/tmp" "$REPO/sub/tmp"
+	# A relative TMPDIR that resolves outside the repository is fine.
+	TMPDIR=../../tmp run forge-verify --isolated -- true
+	assert_success
+	cd "$REPO"
+	[ -z "$(git status --porcelain)" ]
+	assert_no_leftovers
+}
+
+@test "a SHA-256 repository: the copy is one too, cold and warm" {
+	cd "$SCRATCH" && git init -q --object-format=sha256 sha && cd sha
+	echo one >a && git add a && git commit -q -m one
+	echo two >>a
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -- sh -c 'test "$(git rev-parse --show-object-format)" = sha256 && grep -q two a && git log --oneline -1'
+		assert_success
+	done
 }

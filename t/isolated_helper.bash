@@ -29,7 +29,33 @@ done | LC_ALL=C sort -u
 SH
 	chmod +x "$SCRATCH/bin/list-tree"
 	PATH=$SCRATCH/bin:$PATH
+	# The warm pool goes to the default place, $HOME/.cache/forge/pool.
+	unset XDG_CACHE_HOME
 	forge_test_repo
+}
+
+# pool [REPO]: the warm pool folder of REPO (default $REPO):
+# $HOME/.cache/forge/pool/<first 16 hex of sha256 of the real git common dir>.
+pool() {
+	local common id
+	common=$(cd "${1:-$REPO}" && cd "$(git rev-parse --git-common-dir)" && pwd -P)
+	id=$(printf '%s' "$common" | sha256sum | cut -c1-16)
+	printf '%s\n' "$HOME/.cache/forge/pool/$id"
+}
+
+# git_state [REPO]: a digest of the git state of REPO (default $REPO) that no
+# step in a copy may change: every ref and reflog, the stash, the config,
+# the index, the hooks, every object file, packed-refs and the worktree list
+# (not info/exclude, where forge adds /.forge/ once).
+git_state() {
+	local r=${1:-$REPO}
+	{
+		git -C "$r" for-each-ref --format='%(refname) %(objectname)'
+		git -C "$r" stash list --format='%H %gs'
+		git -C "$r" worktree list --porcelain
+		cd "$r/.git" && find config index HEAD packed-refs hooks logs objects refs \
+			-exec sh -c 'for f; do if [ -f "$f" ]; then printf "%s " "$f"; sha256sum <"$f"; else echo "$f"; fi; done' sh {} + 2>/dev/null | LC_ALL=C sort
+	} | sha256sum
 }
 
 # repo_state: a digest of everything a run must not change in the real
@@ -68,11 +94,10 @@ check_copy() {
 	assert_no_leftovers
 }
 
-# assert_no_leftovers: no cold copy in TMPDIR and no registration besides the
-# main worktree and the warm pool's slots.
+# assert_no_leftovers: no cold copy in TMPDIR, and the repository lists no
+# worktree but its own (copies are repositories of their own, warm ones too).
 assert_no_leftovers() {
 	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.*')" ]
-	git -C "$REPO" worktree prune --dry-run -v >"$SCRATCH/prunable" 2>&1
-	[ ! -s "$SCRATCH/prunable" ]
-	[ -z "$(git -C "$REPO" worktree list --porcelain | sed -n 's/^worktree //p' | grep -v -x -F "$REPO" | grep -v '/forge/pool/')" ]
+	[ ! -d "$REPO/.git/worktrees" ]
+	[ "$(git -C "$REPO" worktree list --porcelain | sed -n 's/^worktree //p')" = "$REPO" ]
 }

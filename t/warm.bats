@@ -7,7 +7,6 @@ load isolated_helper
 setup() { isolated_setup; }
 teardown() { forge_test_teardown; }
 
-pool() { printf '%s\n' "$REPO/.git/forge/pool"; }
 
 @test "a warm copy equals the working state, run after run, whatever earlier steps did" {
 	printf 'build/\n' >.gitignore
@@ -40,7 +39,7 @@ pool() { printf '%s\n' "$REPO/.git/forge/pool"; }
 	echo '{"verify": {"isolated": {"warm": true}}}' >forge.json
 	run forge-verify --isolated -- sh -c 'pwd'
 	assert_success
-	grep -q '/forge/pool/1/' .forge/runs/*/1-command.log
+	grep -q "$(pool)/1/" .forge/runs/*/1-command.log
 	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.*')" ]
 }
 
@@ -52,8 +51,8 @@ pool() { printf '%s\n' "$REPO/.git/forge/pool"; }
 	assert_success
 	touch "$SCRATCH/go"
 	wait "$first"
-	grep -rq '/forge/pool/2/' .forge/runs/
-	grep -rq '/forge/pool/1/' .forge/runs/ || true
+	grep -rq "$(pool)/2/" .forge/runs/
+	grep -rq "$(pool)/1/" .forge/runs/ || true
 	[ -d "$(pool)/1" ] && [ -d "$(pool)/2" ]
 }
 
@@ -103,4 +102,289 @@ pool() { printf '%s\n' "$REPO/.git/forge/pool"; }
 	[ "$(grep -c '"verdict":"PASS"' .forge/timeline.jsonl)" -eq 8 ]
 	[ "$(wc -l <.forge/timeline.jsonl)" -eq 8 ]
 	assert_no_leftovers
+}
+
+# --- where the pool lives (SPEC 3.5) ---------------------------------------------
+
+# The step: fails if any parent folder of the copy is, or holds something
+# of, the real repository, as node, go and Python tools would find it.
+PARENTS_STEP='d=$PWD; test "$(git rev-parse --show-toplevel)" = "$d"
+while [ "$d" != / ]; do
+	d=${d%/*}; d=${d:-/}
+	[ "$d" != "$REPO" ] || exit 3
+	for f in node_modules/esc go.work .venv pyproject.toml; do [ ! -e "$d/$f" ] || exit 4; done
+done
+node -e "require(\"esc\")" 2>/dev/null && exit 5
+exit 0'
+
+@test "the pool lives in the user's cache, named after the repository; no parent folder of a copy is the real repository" {
+	command -v node >/dev/null || [ "${CI:-}" != true ] || fail "node is required in CI"
+	printf 'node_modules/\ngo.work\n.venv/\n' >.gitignore
+	git add .gitignore && git commit -q -m ignore
+	mkdir -p node_modules/esc .venv
+	echo 'module.exports = 1' >node_modules/esc/index.js
+	printf 'go 1.21\nuse .\n' >go.work
+	export REPO
+	for mode in --warm '' --warm; do
+		run forge-verify --isolated $mode -- sh -c "$PARENTS_STEP"
+		assert_success
+	done
+	[ -d "$(pool)/1/repo/.git" ]
+	[ "$(cat "$(pool)/source")" = "$REPO/.git" ]
+	grep -q '"isolated":"warm"' .forge/timeline.jsonl
+	grep -q '"isolated":"cold"' .forge/timeline.jsonl
+	# XDG_CACHE_HOME moves it; inside the repository it is refused.
+	XDG_CACHE_HOME=$SCRATCH/xdg run forge-verify --isolated --warm -- sh -c "$PARENTS_STEP"
+	assert_success
+	[ -d "$SCRATCH/xdg/forge/pool/$(basename "$(pool)")/1/repo" ]
+	XDG_CACHE_HOME=$REPO/node_modules run forge-verify --isolated --warm -- touch "$SCRATCH/ran"
+	assert_failure 73
+	assert_output --partial 'lies inside the repository'
+	[ ! -e "$SCRATCH/ran" ]
+	[ ! -e node_modules/forge ]
+	assert_no_leftovers
+}
+
+@test "a relative TMPDIR does not stop a warm run, and nothing of the work tree is pruned as a stale copy" {
+	mkdir -p tmp/forge-verify.ffffff
+	echo mine >tmp/forge-verify.ffffff/file
+	TMPDIR=tmp run forge-verify --isolated --warm -- true
+	assert_success
+	[ "$(cat tmp/forge-verify.ffffff/file)" = mine ]
+}
+
+# --- warm slots are reset completely (SPEC 3.5) -------------------------------------
+
+@test "index flags, sparse-checkout, local config, refs and hooks a step sets do not reach the next warm run" {
+	printf 'one\n' >a.txt && mkdir dir && echo x >dir/file
+	git add -A && git commit -q -m files
+	run forge-verify --isolated --warm -- sh -c '
+		git update-index --skip-worktree README && git update-index --assume-unchanged a.txt &&
+		git sparse-checkout set dir && git config x.y z && git config core.autocrlf true &&
+		git tag step-tag && git update-ref refs/heads/step HEAD && git commit -q --allow-empty -m step &&
+		mkdir -p .git/hooks && printf "#!/bin/sh\nexit 1\n" >.git/hooks/pre-commit && chmod +x .git/hooks/pre-commit &&
+		echo junk >>.git/info/exclude'
+	assert_success
+	head=$(git rev-parse HEAD)
+	run forge-verify --isolated --warm -- sh -c '
+		test -z "$(git ls-files -v | grep -v "^H ")" &&
+		test -z "$(git config --local --get core.sparseCheckout)" && test ! -e .git/info/sparse-checkout &&
+		test -z "$(git config --local --get x.y)" && test -z "$(git config --local --get core.autocrlf)" &&
+		test -z "$(git tag -l step-tag)" && ! git rev-parse -q --verify refs/heads/step &&
+		test "$(git rev-parse HEAD)" = "$0" && test ! -e .git/hooks/pre-commit &&
+		! grep -q junk .git/info/exclude && git commit -q --allow-empty -m ok' "$head"
+	assert_success
+	echo edit >>a.txt
+	check_copy --warm
+}
+
+@test "a step that replaces the slot's copy with a symlink cannot make the next run write through it" {
+	mkdir "$SCRATCH/outside"
+	run forge-verify --isolated --warm -- sh -c "rm -rf ../repo && ln -s '$SCRATCH/outside' ../repo && ln -s '$SCRATCH/outside' ../repo.state"
+	assert_success
+	echo change >>README
+	check_copy --warm
+	[ -z "$(ls -A "$SCRATCH/outside")" ]
+}
+
+# --- forge-verify --prune -------------------------------------------------------------
+
+@test "--prune frees this repository's pool, copies of killed runs, pools of deleted repositories and the old in-repository pool" {
+	run forge-verify --isolated --warm -- true
+	assert_success
+	make_repo "$SCRATCH/gone"
+	(cd "$SCRATCH/gone" && forge-verify -q --isolated --warm -- true)
+	gone_pool=$(pool "$SCRATCH/gone")
+	rm -rf "$SCRATCH/gone"
+	make_repo "$SCRATCH/alive"
+	(cd "$SCRATCH/alive" && forge-verify -q --isolated --warm -- true)
+	# A cold copy whose run was SIGKILLed.
+	sleep 60 &
+	dead=$!
+	mkdir "$TMPDIR/forge-verify.0dead0"
+	printf '%s %s\n' "$dead" "$(cut -d')' -f2- /proc/$dead/stat | awk '{print $20}')" >"$TMPDIR/forge-verify.0dead0/owner"
+	kill "$dead" && wait "$dead" || :
+	# What forge 0.1 left: a pool in the git directory, registered as a worktree.
+	git worktree add -q --detach .git/forge/pool/1/repo
+	mine=$(pool)
+	run forge-verify --prune
+	assert_success
+	assert_output --partial "freed $mine/1 ("
+	assert_output --partial "freed $gone_pool ("
+	assert_output --partial "freed $TMPDIR/forge-verify.0dead0 ("
+	assert_output --partial "freed $REPO/.git/forge/pool ("
+	assert_output --regexp 'freed [0-9]+ KiB in total'
+	[ ! -e "$mine" ]
+	[ ! -e "$gone_pool" ]
+	[ ! -e "$TMPDIR/forge-verify.0dead0" ]
+	[ ! -e .git/forge ]
+	[ "$(git worktree list | wc -l)" -eq 1 ]
+	[ -d "$(pool "$SCRATCH/alive")/1/alive" ]
+	run forge-verify --prune
+	assert_success
+	assert_output 'nothing to prune'
+}
+
+@test "--prune leaves a slot that a running verification holds" {
+	forge-verify --isolated --warm -- sh -c "touch '$SCRATCH/one'; while [ ! -e '$SCRATCH/go' ]; do sleep 0.1; done" >/dev/null 2>&1 &
+	first=$!
+	for _ in $(seq 1 100); do [ -e "$SCRATCH/one" ] && break; sleep 0.1; done
+	run forge-verify --prune
+	assert_success
+	assert_output --partial 'is in use; left alone'
+	[ -d "$(pool)/1/repo" ]
+	touch "$SCRATCH/go"
+	wait "$first"
+	run forge-verify --prune
+	assert_output --partial "freed $(pool)/1 ("
+	[ ! -e "$(pool)" ]
+}
+
+# --- dependencies and build caches: keep, setup, setupKey (SPEC 3.5) ------------------
+
+# npm_project: a package with one dev dependency (is-number, no dependencies
+# of its own) and its lockfile. npm ci fetches it from the npm registry.
+npm_project() {
+	cat >package.json <<-'JSON'
+	{
+	  "name": "forge-npm-fixture",
+	  "version": "1.0.0",
+	  "private": true,
+	  "scripts": {"test": "node -e \"require('is-number')\""},
+	  "devDependencies": {"is-number": "7.0.0"}
+	}
+	JSON
+	cat >package-lock.json <<-'JSON'
+	{
+	  "name": "forge-npm-fixture",
+	  "version": "1.0.0",
+	  "lockfileVersion": 3,
+	  "requires": true,
+	  "packages": {
+	    "": {
+	      "name": "forge-npm-fixture",
+	      "version": "1.0.0",
+	      "devDependencies": {"is-number": "7.0.0"}
+	    },
+	    "node_modules/is-number": {
+	      "version": "7.0.0",
+	      "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+	      "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+	      "dev": true,
+	      "engines": {"node": ">=0.12.0"}
+	    }
+	  }
+	}
+	JSON
+	printf 'node_modules/\n' >.gitignore
+	git add -A && git commit -q -m npm
+}
+
+@test "npm (real registry): setup runs npm ci in every cold copy, in a warm slot again only when the lockfile changed" {
+	command -v npm >/dev/null || [ "${CI:-}" != true ] || fail "npm is required in CI"
+	command -v npm >/dev/null || skip "npm not installed"
+	npm_project
+	# The real tree has no node_modules: without setup, npm test fails.
+	run forge-verify --isolated --warm
+	assert_success
+	assert_output --partial 'Setup: setup (npm ci) ok'
+	ls .forge/runs/*/setup-1-setup.log
+	# The step marks the kept node_modules: a reinstall would remove the mark.
+	run forge-verify --isolated --warm -- sh -c 'node -e "require(\"is-number\")" && touch node_modules/forge-mark'
+	assert_success
+	assert_output --partial 'Setup: up to date in this warm slot (package-lock.json unchanged)'
+	refute_output --partial 'npm ci'
+	run forge-verify --isolated --warm -- test -e node_modules/forge-mark
+	assert_success
+	# An edit elsewhere changes nothing; the lockfile's content does.
+	echo '// edit' >>index.js
+	run forge-verify --isolated --warm -- test -e node_modules/forge-mark
+	assert_success
+	printf '\n' >>package-lock.json
+	run forge-verify --isolated --warm -- test ! -e node_modules/forge-mark
+	assert_success
+	assert_output --partial 'Setup: setup (npm ci) ok'
+	# Cold: every time; warm and cold agree.
+	for _ in 1 2; do
+		run forge-verify --isolated
+		assert_success
+		assert_output --partial 'Setup: setup (npm ci) ok'
+	done
+	[ ! -e node_modules ]
+}
+
+@test "a configured setup without setupKey: once per warm slot, every cold copy; keep paths survive, others not" {
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "echo run >>\"$SETUP_LOG\"; mkdir -p deps && echo installed >deps/lib"}], "keep": ["deps"]}}}' >forge.json
+	printf 'deps/\nout/\n' >.gitignore
+	git add -A && git commit -q -m setup
+	export SETUP_LOG=$SCRATCH/setup.log
+	for _ in 1 2 3; do
+		run forge-verify --isolated --warm -- sh -c 'test -f deps/lib && test ! -e out && mkdir out'
+		assert_success
+	done
+	[ "$(wc -l <"$SETUP_LOG")" -eq 1 ]
+	run forge-verify --isolated -- test -f deps/lib
+	assert_success
+	run forge-verify --isolated -- test -f deps/lib
+	assert_success
+	[ "$(wc -l <"$SETUP_LOG")" -eq 3 ]
+	# A step that removes a kept folder makes the next run set up again.
+	run forge-verify --isolated --warm -- rm -rf deps
+	assert_success
+	run forge-verify --isolated --warm -- test -f deps/lib
+	assert_success
+	[ "$(wc -l <"$SETUP_LOG")" -eq 4 ]
+}
+
+@test "a failing setup is an ERROR (69) with its log; no step runs; the streak is left alone" {
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "echo broken; exit 3"}]}}}' >forge.json
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -- touch "$SCRATCH/ran"
+		assert_failure 69
+		assert_output --partial "Setup: deps (echo broken; exit 3) ERROR exit 3"
+		assert_output --partial broken
+		assert_output --partial "setup step 'deps' failed"
+		[ ! -e "$SCRATCH/ran" ]
+		[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
+		grep -q broken .forge/runs/"$(tail -n 1 .forge/timeline.jsonl | jq -r .run)"/setup-1-deps.log
+	done
+	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
+	# Without --isolated, setup does not run.
+	run forge-verify -- true
+	assert_success
+}
+
+@test "a kept folder a step replaced with a symlink is removed, never written through" {
+	mkdir "$SCRATCH/outside"
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "mkdir -p deps && echo installed >deps/lib"}], "keep": ["deps"]}}}' >forge.json
+	printf 'deps\n' >.gitignore
+	git add -A && git commit -q -m setup
+	run forge-verify --isolated --warm -- sh -c "rm -rf deps && ln -s '$SCRATCH/outside' deps"
+	assert_success
+	run forge-verify --isolated --warm -- sh -c 'test -f deps/lib && test ! -L deps'
+	assert_success
+	assert_output --partial 'Setup: deps'
+	[ -z "$(ls -A "$SCRATCH/outside")" ]
+}
+
+@test "cargo: target/ is kept between warm runs by default, not in cold copies" {
+	printf '[package]\nname = "x"\nversion = "0.1.0"\n' >Cargo.toml
+	printf 'target/\n' >.gitignore
+	git add -A && git commit -q -m cargo
+	run forge-verify --isolated --warm -- sh -c 'mkdir -p target && touch target/built'
+	assert_success
+	run forge-verify --isolated --warm -- test -e target/built
+	assert_success
+	run forge-verify --isolated -- test ! -e target
+	assert_success
+}
+
+@test "keep and setupKey must be relative paths inside the repository (65)" {
+	for bad in '"keep": ["../x"]' '"keep": ["/abs"]' '"keep": ["a/*"]' '"setupKey": [".git/config"]' '"setupKey": ["a/../../b"]' '"setup": [{"run": ""}]'; do
+		echo "{\"verify\": {\"isolated\": {$bad}}}" >forge.json
+		run forge-verify --isolated -- touch "$SCRATCH/ran"
+		assert_failure 65
+		assert_output --partial 'verify.isolated.'
+		[ ! -e "$SCRATCH/ran" ]
+	done
 }
