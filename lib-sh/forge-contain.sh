@@ -33,6 +33,8 @@ forge_contain_begin() {
 	forge_contain_backend=$forge_backend
 	# Said before anything is made, so that cleanup covers a partial start.
 	[ "${3:-}" != cold ] || forge_contain_ephemeral=$forge_contain_name
+	forge_contain_mode=
+	[ "${3:-}" != warm ] || forge_contain_slot_check
 	# In a subshell: whatever up dies of (a missing image, a busy msb, a
 	# bwrap that fails) becomes one ERROR with exit 69 here. Its messages go
 	# to stderr, or with -q into the run's folder, shown only on failure.
@@ -66,8 +68,36 @@ forge_contain_begin() {
 forge_contain_up() (
 	forge_mounts_source=$forge_contain_source
 	forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create
-	forge_sandbox_bring_up "$forge_contain_dir" "$forge_contain_name"
+	forge_sandbox_bring_up "$forge_contain_dir" "$forge_contain_name" "$forge_contain_mode"
+	[ -z "${forge_contain_slot_id:-}" ] ||
+		printf '%s\n' "$forge_contain_slot_id" >"$forge_pool_state/sandbox" ||
+		forge_die 73 "cannot write $forge_pool_state/sandbox"
 )
+
+# forge_contain_slot_check: a warm slot's sandbox is kept between runs, but
+# must start each run as a fresh one would: it is recreated (sets
+# forge_contain_mode) when the slot's copy folder was made anew (the
+# sandbox would still see the old one), or when anything of an earlier run
+# still runs in it (a process that escaped its group with setsid), which
+# also empties its /tmp. Sets forge_contain_slot_id, the copy folder's
+# identity, recorded in the slot's state folder once the sandbox is up.
+forge_contain_slot_check() {
+	forge_contain_slot_id=$(stat -c '%d:%i' -- "$forge_contain_dir") ||
+		forge_die 69 "cannot stat $forge_contain_dir"
+	forge_csc_was=
+	[ ! -f "$forge_pool_state/sandbox" ] || read -r forge_csc_was <"$forge_pool_state/sandbox" || :
+	if [ "$forge_csc_was" != "$forge_contain_slot_id" ]; then
+		forge_contain_mode=recreate
+	elif [ "$forge_contain_backend" = bwrap ] && forge_bwrap_running "$forge_contain_name"; then
+		forge_csc_kids=
+		read -r forge_csc_kids 2>/dev/null <"/proc/$forge_bwrap_pid/task/$forge_bwrap_pid/children" || :
+		if [ -n "$forge_csc_kids" ]; then
+			forge_warn "the sandbox of warm slot $forge_pool_slot still runs processes of an earlier run; recreating it"
+			forge_contain_mode=recreate
+		fi
+	fi
+	return 0
+}
 
 # forge_contain_exec TIMEOUT COMMAND [ARG...]: replaces the shell with
 # forge-timeout running COMMAND for at most TIMEOUT seconds: on the host, or
@@ -115,4 +145,25 @@ forge_contain_end() {
 		forge_sandbox_remove "$forge_ced_name" ||
 			forge_warn "could not remove the sandbox $forge_ced_name (forge-sandbox prune will)"
 	fi
+}
+
+# forge_contain_forget DIR: removes the sandboxes of the copies in DIR (a
+# cold copy's folder, a warm slot) that forge-verify --prune or the pruning
+# of a killed run's copy is about to delete: everything in them is killed.
+forge_contain_forget() {
+	for forge_cf_copy in "$1"/*/ "$1"/.[!.]*/; do
+		forge_cf_copy=${forge_cf_copy%/}
+		[ -d "$forge_cf_copy" ] && [ ! -L "$forge_cf_copy" ] || continue
+		forge_canon_dir "$forge_cf_copy" || continue
+		forge_sandbox_name_of "$forge_canon" || continue
+		if forge_bwrap_exists "$forge_sandbox_name"; then
+			forge_bwrap_remove "$forge_sandbox_name"
+			continue
+		fi
+		forge_sandbox_registry "$forge_sandbox_name"
+		[ -f "$forge_sandbox_registry_file" ] && forge_msb_find || continue
+		forge_sandbox_remove "$forge_sandbox_name" ||
+			forge_warn "could not remove the sandbox $forge_sandbox_name (forge-sandbox prune will)"
+	done
+	return 0
 }

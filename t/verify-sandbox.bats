@@ -44,7 +44,7 @@ alive() {
 running_with() {
 	local f
 	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
+		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
 	done
 	return 1
 }
@@ -168,4 +168,108 @@ running_with() {
 	[[ $stderr == *'forge-sandbox build-image --tag oc-forge-sandbox:latest'* ]]
 	run stub_calls
 	refute_line --partial 'exec --quiet'
+}
+
+# --- --isolated --sandbox -------------------------------------------------------
+
+# sandboxes: the namespace sandboxes that exist (state folders), one per line.
+sandboxes() { ls "$XDG_STATE_HOME/forge/bwrap" 2>/dev/null || :; }
+
+@test "--isolated --sandbox: the steps run in the copy, in a sandbox that cannot see or change the real tree; git works on the borrowed objects" {
+	printf 'changed\n' >>"$REPO/README"
+	printf 'new\n' >"$REPO/untracked"
+	mkdir -p "$REPO/sub" && printf 'inside\n' >"$REPO/sub/f"
+	before=$(tree_hash "$REPO")
+	head=$(git -C "$REPO" rev-parse HEAD)
+	# Without the sandbox the copy's steps can reach the real tree.
+	run forge-verify --isolated -- test ! -e "$REPO/README"
+	assert_failure 1
+	# A custom mount inside the source would show it: not mounted.
+	write_config "$(jq -n --arg d "$REPO/sub" '{sandbox: {mounts: [{host: $d}]}, verify: {steps: [
+		{name: "hidden", run: "test ! -e \"$FORGE_VERIFY_SOURCE/README\" && test ! -e \"$FORGE_VERIFY_SOURCE/sub/f\""},
+		{name: "copy", run: "test \"$(pwd -P)\" != \"$FORGE_VERIFY_SOURCE\" && grep -q changed README && test -f untracked && test \"$FORGE_VERIFY_ISOLATED\" = 1"},
+		{name: "history", run: "git log --oneline | grep -q initial"},
+		{name: "objects read-only", run: "! touch \"$FORGE_VERIFY_SOURCE/.git/objects/x\" 2>/dev/null"},
+		{name: "vandal", run: "rm -rf ./* .git/refs; echo pwned >\"$FORGE_VERIFY_SOURCE/README\"; git -C \"$FORGE_VERIFY_SOURCE\" update-ref refs/heads/main HEAD~0 2>/dev/null; true"}]}}')"
+	git -C "$REPO" add forge.json
+	before=$(tree_hash "$REPO")
+	run --separate-stderr forge-verify --isolated --sandbox --json
+	assert_success
+	[ "$(printf '%s' "$output" | jq -c '[.steps[].exit]')" = '[0,0,0,0,0]' ]
+	[ "$(printf '%s' "$output" | jq -r .isolated)" = cold ]
+	[ "$(printf '%s' "$output" | jq -r .sandbox.backend)" = bwrap ]
+	[[ $stderr == *"$REPO/sub is not mounted in the sandbox of an isolated copy"* ]]
+	[ "$(tree_hash "$REPO")" = "$before" ]
+	[ "$(git -C "$REPO" rev-parse HEAD)" = "$head" ]
+	[ "$(cat "$REPO/sub/f")" = inside ]
+}
+
+@test "--isolated --sandbox: the ephemeral sandbox is removed after a PASS, a FAIL and a timeout" {
+	run forge-verify --isolated --sandbox -- true
+	assert_success
+	name=$(last_record | jq -r .sandbox.name)
+	[ "$name" != "$NAME" ]
+	[ "$(sandboxes)" = '' ]
+	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$name" ]
+	run forge-verify --isolated --sandbox -- sh -c 'sleep 1011 & exit 3'
+	assert_failure 1
+	[ "$(sandboxes)" = '' ]
+	run forge-verify --isolated --sandbox --timeout 1 -- sh -c 'setsid sleep 1012 & sleep 1013'
+	assert_failure 1
+	[ "$(sandboxes)" = '' ]
+	run ! running_with 'sleep 101[123]'
+}
+
+@test "--isolated --sandbox: SIGTERM during a step removes the ephemeral sandbox and everything in it (exit 143)" {
+	forge-verify --isolated --sandbox -- sh -c 'setsid sleep 1021 & sleep 1022' >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do running_with 'sleep 1022' && break; sleep 0.1; done
+	running_with 'sleep 1022'
+	[ "$(sandboxes)" != '' ]
+	kill -TERM "$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" = 143 ]
+	[ "$(sandboxes)" = '' ]
+	run ! running_with 'sleep 102[12]'
+	[ "$(last_record | jq -r '.steps[0].reason')" = interrupted ] || [ "$(last_record | jq -r .verdict)" = ERROR ]
+}
+
+@test "--isolated --warm --sandbox: one sandbox per slot, kept with the slot and adopted; remade when a run left a process; removed by --prune" {
+	run forge-verify --isolated --warm --sandbox -- sh -c 'echo one >/tmp/left'
+	assert_success
+	name=$(last_record | jq -r .sandbox.name)
+	[ "$(sandboxes)" = "$name" ]
+	pid1=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")
+	run forge-verify --isolated --warm --sandbox -- sh -c 'test "$(id -u)" = 1000'
+	assert_success
+	[ "$(last_record | jq -r .sandbox.name)" = "$name" ]
+	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" = "$pid1" ]
+	# A process that escaped its group with setsid does not reach the next run.
+	run forge-verify --isolated --warm --sandbox -- sh -c 'setsid sleep 1031 >/dev/null 2>&1 & true'
+	assert_success
+	running_with 'sleep 1031'
+	run --separate-stderr forge-verify --isolated --warm --sandbox -- true
+	assert_success
+	[[ $stderr == *'still runs processes of an earlier run'* ]]
+	run ! running_with 'sleep 1031'
+	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" != "$pid1" ]
+	run forge-verify --prune
+	assert_success
+	[ "$(sandboxes)" = '' ]
+	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$name" ]
+}
+
+@test "--isolated --sandbox: the sandbox of a SIGKILLed run's copy goes with the copy at the next run" {
+	forge-verify --isolated --sandbox -- sleep 1041 >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do running_with 'sleep 1041' && break; sleep 0.1; done
+	running_with 'sleep 1041'
+	kill -KILL "$pid"
+	wait "$pid" || :
+	[ "$(sandboxes)" != '' ]
+	run forge-verify --isolated -- true
+	assert_success
+	[ "$(sandboxes)" = '' ]
+	run ! running_with 'sleep 1041'
 }
