@@ -19,6 +19,13 @@ setup() {
 
 teardown() {
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
+	# A failed test may leave a slot's or a copy's sandbox: its init dies
+	# (SIGKILL to a PID-namespace init ends everything in it).
+	[ -z "${REPO:-}" ] || (cd "$REPO" && forge-verify --prune) >/dev/null 2>&1 || :
+	local pidfile
+	for pidfile in "$XDG_STATE_HOME"/forge/bwrap/*/pid; do
+		[ -f "$pidfile" ] && kill -KILL "$(cut -d' ' -f1 "$pidfile")" 2>/dev/null || :
+	done
 	forge_test_teardown
 }
 
