@@ -253,7 +253,8 @@ sandboxes() { ls "$XDG_STATE_HOME/forge/bwrap" 2>/dev/null || :; }
 	[ "$(last_record | jq -r .sandbox.name)" = "$name" ]
 	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" = "$pid1" ]
 	# A process that escaped its group with setsid does not reach the next run.
-	run forge-verify --isolated --warm --sandbox -- sh -c 'setsid sleep 1031 >/dev/null 2>&1 & true'
+	run forge-verify --isolated --warm --sandbox -- sh -c \
+		'setsid sh -c "touch /tmp/escaped; exec sleep 1031" >/dev/null 2>&1 & while [ ! -e /tmp/escaped ]; do sleep 0.05; done'
 	assert_success
 	running_with 'sleep 1031'
 	run --separate-stderr forge-verify --isolated --warm --sandbox -- true
@@ -279,4 +280,30 @@ sandboxes() { ls "$XDG_STATE_HOME/forge/bwrap" 2>/dev/null || :; }
 	assert_success
 	[ "$(sandboxes)" = '' ]
 	run ! running_with 'sleep 1041'
+}
+
+@test "--isolated --sandbox with backend msb (msb TEST DOUBLE: no microVM boots here): the copy's own plan, no mount of the real tree, the sandbox removed after the run" {
+	select_msb_backend
+	use_stub
+	printf '[{"reference":"oc-forge-sandbox:latest","digest":"sha256:0"}]\n' >"$STUB_DIR/images.out"
+	run --separate-stderr forge-verify --isolated --sandbox --json -- sh -c 'exit 4'
+	assert_failure 1
+	name=$(printf '%s' "$output" | jq -r .sandbox.name)
+	[ "$(printf '%s' "$output" | jq -r .sandbox.backend)" = msb ]
+	[ "$name" != "$NAME" ]
+	[ "$(printf '%s' "$output" | jq -r '.steps[0].exit')" = 4 ]
+	stub_call 4
+	[ "${argv[0]} ${argv[3]}" = "create $name" ]
+	vols=$(for ((i = 0; i < ${#argv[@]} - 1; i++)); do [ "${argv[i]}" != -v ] || printf '%s\n' "${argv[i + 1]}"; done)
+	copy=$(printf '%s\n' "$vols" | sed -n '1s/:.*//p')
+	[[ $copy == "$TMPDIR"/forge-verify.*/repo-* ]]
+	printf '%s\n' "$vols" | grep -qx "$copy/.git/hooks:$copy/.git/hooks:ro"
+	printf '%s\n' "$vols" | grep -qx "$copy/.forge:$copy/.forge:ro"
+	printf '%s\n' "$vols" | grep -qx "$REPO/.git/objects:$REPO/.git/objects:ro"
+	run grep -c "^$REPO[:/]" <<<"$vols"
+	assert_output 1
+	run stub_calls
+	assert_line "exec --quiet $name --no-tty -w $copy -- env FORGE_VERIFY=1 FORGE_VERIFY_ISOLATED=1 FORGE_VERIFY_SOURCE=$REPO sh -c exec \"\$@\" forge-step sh -c exit 4"
+	assert_line "rm --force $name --quiet"
+	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$name" ]
 }
