@@ -9,8 +9,10 @@
 forge_msb_find() {
 	if [ -n "${FORGE_MSB:-}" ]; then
 		forge_msb=$FORGE_MSB
-		[ -f "$forge_msb" ] && [ -x "$forge_msb" ]
-		return
+		# An explicit status: a bare return in an EXIT trap gives bash's
+		# exit status, not this test's.
+		[ -f "$forge_msb" ] && [ -x "$forge_msb" ] && return 0
+		return 1
 	fi
 	forge_msb=$(command -v msb 2>/dev/null) || return 1
 	case $forge_msb in /*) return 0 ;; esac

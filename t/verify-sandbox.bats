@@ -228,7 +228,8 @@ sandboxes() { ls "$XDG_STATE_HOME/forge/bwrap" 2>/dev/null || :; }
 }
 
 @test "--isolated --sandbox: SIGTERM during a step removes the ephemeral sandbox and everything in it (exit 143)" {
-	forge-verify --isolated --sandbox -- sh -c 'setsid sleep 1021 & sleep 1022' >/dev/null 2>&1 &
+	# $((...)): only the step's own process has "sleep 1022" in its command line.
+	forge-verify --isolated --sandbox -- sh -c 'setsid sleep $((1000 + 21)) & sleep $((1000 + 22))' >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do running_with 'sleep 1022' && break; sleep 0.1; done
 	running_with 'sleep 1022'
@@ -269,7 +270,7 @@ sandboxes() { ls "$XDG_STATE_HOME/forge/bwrap" 2>/dev/null || :; }
 }
 
 @test "--isolated --sandbox: the sandbox of a SIGKILLed run's copy goes with the copy at the next run" {
-	forge-verify --isolated --sandbox -- sleep 1041 >/dev/null 2>&1 &
+	forge-verify --isolated --sandbox -- sh -c 'exec sleep $((1000 + 41))' >/dev/null 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do running_with 'sleep 1041' && break; sleep 0.1; done
 	running_with 'sleep 1041'
