@@ -49,6 +49,8 @@ forge_contain_begin() {
 	forge_contain_status=0
 	wait "$forge_contain_up_pid" || forge_contain_status=$?
 	forge_contain_up_pid=
+	# Held for this process: released even when the start died.
+	forge_sandbox_unlock "$forge_contain_name"
 	[ "$forge_contain_status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || cat -- "$forge_contain_log" >&2
 	[ "$forge_contain_status" = 0 ] ||
 		forge_die 69 "no sandbox for the steps ($forge_contain_backend sandbox $forge_contain_name, exit $forge_contain_status); nothing was run"
@@ -135,6 +137,7 @@ forge_contain_end() {
 		kill -TERM "$forge_contain_up_pid" 2>/dev/null || :
 		wait "$forge_contain_up_pid" 2>/dev/null || :
 		forge_contain_up_pid=
+		forge_sandbox_unlock "$forge_contain_name"
 	fi
 	[ -n "${forge_contain_ephemeral:-}" ] || return 0
 	forge_ced_name=$forge_contain_ephemeral

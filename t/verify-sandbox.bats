@@ -83,6 +83,23 @@ running_with() {
 	[ "$(cat "$REPO/.forge/runs/"*/sandbox.log 2>/dev/null || :)" = '' ]
 }
 
+@test "--sandbox: concurrent runs bring the sandbox up once and all run in it" {
+	for i in 1 2 3; do
+		forge-verify --sandbox -- true >"$SCRATCH/out.$i" 2>&1 &
+	done
+	wait
+	for i in 1 2 3; do
+		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i"
+	done
+	# One namespace sandbox: one bwrap with its hostname.
+	n=0
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "^bwrap .*--hostname $NAME " && n=$((n + 1))
+	done
+	[ "$n" = 1 ]
+	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$NAME.up" ]
+}
+
 @test "--sandbox: host files outside the mounts are invisible to a step (the same step sees them on the host)" {
 	printf 'secret\n' >"$HOME/host-only"
 	run forge-verify -- cat "$HOME/host-only"
