@@ -19,6 +19,7 @@
 #define _DEFAULT_SOURCE    /* CMSG_SPACE, CMSG_LEN */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -427,6 +428,122 @@ static void bwrap_stdio(const char *name)
 }
 
 /*
+ * A terminal never goes into the sandbox (SPEC 4.5: a process left running
+ * there could read what is typed later, or push input with TIOCSTI): each
+ * of fds 0-2 that is a terminal is replaced by a pipe, relayed here.
+ */
+struct bwrap_relay {
+	int from, to;  /* -1 once done */
+};
+
+static void bwrap_relay_setup(const char *name, int fds[3], struct bwrap_relay relay[3])
+{
+	for (int i = 0; i < 3; i++) {
+		int p[2];
+
+		relay[i].from = relay[i].to = -1;
+		if (!isatty(i))
+			continue;
+		if (pipe(p) != 0 || fcntl(p[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(p[1], F_SETFD, FD_CLOEXEC) != 0)
+			bwrap_fail(name, "pipe", strerror(errno));
+		if (i == 0) {
+			fds[0] = p[0];
+			relay[0].from = 0;
+			relay[0].to = p[1];
+		} else {
+			fds[i] = p[1];
+			relay[i].from = p[0];
+			relay[i].to = i;
+		}
+	}
+}
+
+/* Copies what FROM has (at most one read) to TO: 1 copied, 2 nothing to
+ * read yet (non-blocking), 0 at EOF or on an error. */
+static int bwrap_relay_once(struct bwrap_relay *r)
+{
+	char buf[4096];
+	ssize_t n, w;
+	size_t done = 0;
+
+	do
+		n = read(r->from, buf, sizeof buf);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 2;
+	if (n <= 0)
+		return 0;
+	while (done < (size_t)n) {
+		w = write(r->to, buf + done, (size_t)n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return 0;
+		done += (size_t)w;
+	}
+	return 1;
+}
+
+/*
+ * Waits for the status frame on SOCK, relaying the terminal meanwhile;
+ * returns 0 with FRAME filled, -1 when the connection broke first.
+ */
+static int bwrap_wait(int sock, uint32_t frame[2], struct bwrap_relay relay[3])
+{
+	size_t got = 0;
+
+	while (got < 2 * sizeof(uint32_t)) {
+		struct pollfd pfd[4];
+		int map[4], n = 0, rc;
+
+		pfd[n].fd = sock;
+		pfd[n].events = POLLIN;
+		map[n++] = -1;
+		for (int i = 0; i < 3; i++) {
+			if (relay[i].from < 0)
+				continue;
+			pfd[n].fd = relay[i].from;
+			pfd[n].events = POLLIN;
+			map[n++] = i;
+		}
+		rc = poll(pfd, (nfds_t)n, -1);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			return -1;
+		for (int k = 1; k < n; k++) {
+			struct bwrap_relay *r = &relay[map[k]];
+
+			if (!pfd[k].revents || bwrap_relay_once(r))
+				continue;
+			/* Done: stdin's end closes, so the command sees EOF. */
+			if (map[k] == 0)
+				close(r->to);
+			else
+				close(r->from);
+			r->from = r->to = -1;
+		}
+		if (pfd[0].revents) {
+			ssize_t m = recv(sock, (char *)frame + got, 2 * sizeof(uint32_t) - got, 0);
+
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				return -1;
+			got += (size_t)m;
+		}
+	}
+	/* What the command wrote before it ended; not what it left running writes later. */
+	for (int i = 1; i < 3; i++) {
+		if (relay[i].from < 0 || fcntl(relay[i].from, F_SETFL, O_NONBLOCK) != 0)
+			continue;
+		while (bwrap_relay_once(&relay[i]) == 1) {
+		}
+	}
+	return 0;
+}
+
+/*
  * Runs ARGV (ARGC strings) in the namespace sandbox NAME whose state folder
  * is DIR, through its exec server, and exits with the command's status.
  */
@@ -439,6 +556,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	} control;
 	uint32_t header[5], frame[2];
 	int fds[3] = { 0, 1, 2 };
+	struct bwrap_relay relay[3];
 	char *cwd, **env, *payload, *p;
 	size_t envc, length, i;
 	struct msghdr msg;
@@ -450,6 +568,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	if ((uint32_t)argc > BWRAP_ARGS_MAX || argc < 1)
 		bwrap_fail(name, "too many arguments", NULL);
 	bwrap_stdio(name);
+	bwrap_relay_setup(name, fds, relay);
 	cwd = physical_cwd();
 	envc = bwrap_env(dir, &env);
 	length = strlen(cwd) + 1;
@@ -513,15 +632,13 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
 		bwrap_fail(name, "sigprocmask", strerror(errno));
 
-	for (i = 0; i < sizeof frame;) {
-		n = recv(bwrap_sock, (char *)frame + i, sizeof frame - i, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			die(EXIT_NOT_FOUND, "lost the connection to the sandbox ", name,
-				" before the command's status came", (const char *)NULL);
-		i += (size_t)n;
-	}
+	/* The sandbox has its own copies of the relayed pipes' ends now. */
+	for (i = 0; i < 3; i++)
+		if (fds[i] != (int)i)
+			close(fds[i]);
+	if (bwrap_wait(bwrap_sock, frame, relay) != 0)
+		die(EXIT_NOT_FOUND, "lost the connection to the sandbox ", name,
+			" before the command's status came", (const char *)NULL);
 	if (frame[0] != BWRAP_FRAME_STATUS || frame[1] > 255)
 		die(EXIT_NOT_FOUND, "the sandbox ", name, " sent an invalid answer", (const char *)NULL);
 	exit((int)frame[1]);

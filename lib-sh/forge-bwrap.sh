@@ -114,7 +114,7 @@ forge_sandbox_backend() {
 # may not exist yet).
 forge_bwrap_cgroups() {
 	forge_bwrap_cgroup_kind= forge_bwrap_cgroup_dirs=
-	forge_bcg_base=${FORGE_CGROUP_ROOT:-/sys/fs/cgroup}
+	forge_bcg_base=/sys/fs/cgroup
 	if [ -f "$forge_bcg_base/cgroup.controllers" ]; then
 		forge_bwrap_cgroup_kind=v2
 		forge_bwrap_cgroup_dirs=$forge_bcg_base/forge/$1'
@@ -290,7 +290,8 @@ forge_bwrap_render_host() {
 			forge_bwrap_add --ro-bind "$forge_brh_e" "$forge_brh_e"
 		fi
 	done
-	for forge_brh_e in hosts resolv.conf nsswitch.conf host.conf ssl ca-certificates ca-certificates.conf \
+	# /etc/ssl/private (host TLS keys) stays out: a root invoker's uid 1000 could read it.
+	for forge_brh_e in hosts resolv.conf nsswitch.conf host.conf ssl/certs ssl/openssl.cnf ca-certificates ca-certificates.conf \
 		alternatives ld.so.cache ld.so.conf ld.so.conf.d localtime timezone mime.types \
 		bash.bashrc profile inputrc environment; do
 		[ -e "/etc/$forge_brh_e" ] && forge_bwrap_add --ro-bind "/etc/$forge_brh_e" "/etc/$forge_brh_e"
@@ -319,6 +320,8 @@ forge_bwrap_render() {
 	# Every place a mount goes, so the image's folders are left where one must be made.
 	forge_br_dests=$forge_bwrap_home'
 '
+	[ -z "${forge_mounts_project_held:-}" ] || forge_br_dests=$forge_br_dests$forge_mounts_project_held'
+'
 	forge_br_rest=$forge_mounts
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
@@ -345,7 +348,11 @@ forge_bwrap_render() {
 		--bind "$forge_bwrap_data/home" "$forge_bwrap_home" \
 		--bind "$forge_bwrap_data/cache" "$forge_bwrap_home/.cache"
 
-	# The mount plan, at identical paths, in its order (read-only inside read-write).
+	# The project read-only around its read-write git dir, which msb cannot
+	# do (the plan holds it back for a backend that can); then the mount
+	# plan, at identical paths, in its order (read-only inside read-write).
+	[ -z "${forge_mounts_project_held:-}" ] ||
+		forge_bwrap_add --ro-bind "$forge_mounts_project_held" "$forge_mounts_project_held"
 	forge_br_rest=$forge_mounts
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
@@ -359,14 +366,24 @@ forge_bwrap_render() {
 			forge_bwrap_add --bind "$forge_br_path" "$forge_br_path"
 		fi
 	done
-	# Beyond msb: hooks protected even when the plan has no such folder, and
-	# the repository's config, so no core.hooksPath or core.fsmonitor can be
-	# planted for the host's git.
-	if [ ! -d "$forge_br_common/hooks" ]; then
-		forge_bwrap_add --ro-bind "$forge_bwrap_data/empty" "$forge_br_common/hooks"
-	fi
+	# Beyond msb: the repository's config read-only, so no core.hooksPath or
+	# core.fsmonitor can be planted for the host's git.
 	if [ -f "$forge_br_common/config" ] && [ ! -L "$forge_br_common/config" ]; then
 		forge_bwrap_add --ro-bind "$forge_br_common/config" "$forge_br_common/config"
+	fi
+	# With extensions.worktreeConfig, git also reads config.worktree from the
+	# git dirs (read-write): read-only too, an empty one where none exists.
+	if [ "$(forge_git --git-dir="$forge_br_common" config --file "$forge_br_common/config" --bool extensions.worktreeConfig 2>/dev/null)" = true ]; then
+		forge_br_gitdir=$(forge_git -C "$1" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $1"
+		forge_canon_dir "$forge_br_gitdir" || forge_die 69 "cannot resolve the git dir $forge_br_gitdir"
+		for forge_br_dir in "$forge_br_common" "$forge_canon"; do
+			if [ -f "$forge_br_dir/config.worktree" ] && [ ! -L "$forge_br_dir/config.worktree" ]; then
+				forge_bwrap_add --ro-bind "$forge_br_dir/config.worktree" "$forge_br_dir/config.worktree"
+			else
+				forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$forge_br_dir/config.worktree"
+			fi
+			[ "$forge_canon" != "$forge_br_common" ] || break
+		done
 	fi
 	forge_bwrap_add --ro-bind "$forge_bwrap_init" "$forge_bwrap_init_path"
 
@@ -490,8 +507,20 @@ forge_bwrap_private_dirs() {
 		done
 		chmod 0755 "$1/empty" && chmod 1777 "$1/tmp" &&
 		printf "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" "$2" >"$1/etc/passwd" &&
-		printf "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n" >"$1/etc/group"' sh "$forge_bwrap_data" "$forge_bwrap_home" ||
+		printf "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n" >"$1/etc/group" &&
+		: >"$1/etc/empty"' sh "$forge_bwrap_data" "$forge_bwrap_home" ||
 		forge_die 73 "cannot create the private folders of the sandbox in $forge_bwrap_data"
+}
+
+# forge_bwrap_lock NAME: holds an exclusive lock on NAME's lifecycle (fd 8)
+# until the program exits, so two up, or up and rm, never interleave; 75
+# after 60 s. (forge-sandbox-init start closes fd 8: no sandbox holds it.)
+forge_bwrap_lock() {
+	forge_bwrap_state "$1"
+	(umask 077 && mkdir -p -- "$forge_bwrap_root") || forge_die 73 "cannot create $forge_bwrap_root"
+	[ ! -L "$forge_bwrap_root/$1.lock" ] || forge_die 73 "$forge_bwrap_root/$1.lock is a symlink; refusing to use it"
+	exec 8>>"$forge_bwrap_root/$1.lock" || forge_die 73 "cannot create $forge_bwrap_root/$1.lock"
+	flock -w 60 8 || forge_die 75 "another forge-sandbox is starting or removing $1 (it holds $forge_bwrap_root/$1.lock)"
 }
 
 # forge_bwrap_up ROOT NAME [recreate|restart]: adopts the running namespace
@@ -499,7 +528,8 @@ forge_bwrap_private_dirs() {
 # recreate and restart stop it first (recreate also drops home and /tmp;
 # the cache is kept by both).
 forge_bwrap_up() {
-	forge_bwrap_state "$2"
+	forge_require_tool flock setpriv
+	forge_bwrap_lock "$2"
 	if forge_bwrap_running "$2"; then
 		case ${3:-} in
 		'')
@@ -638,6 +668,8 @@ forge_bwrap_stop() {
 # forge_bwrap_remove NAME: stops NAME and removes its state folder (home,
 # /tmp, cache and all).
 forge_bwrap_remove() {
+	forge_require_tool flock setpriv
+	forge_bwrap_lock "$1"
 	forge_bwrap_stop "$1"
 	forge_bwrap_state "$1"
 	# The private folders, as the user they were made for.

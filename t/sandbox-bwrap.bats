@@ -23,6 +23,7 @@ teardown() {
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
 	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
 	[ -z "${OWNER_REPO:-}" ] || forge-sandbox rm "$OWNER_REPO" >/dev/null 2>&1 || :
+	[ -z "${LINKED:-}" ] || forge-sandbox rm "$LINKED" >/dev/null 2>&1 || :
 	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
 	[ -z "${IMAGE_TAG:-}" ] || docker rmi "$IMAGE_TAG" >/dev/null 2>&1 || :
 	forge_test_teardown
@@ -127,6 +128,13 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	assert_failure
 	run in_sandbox test -e /etc/shadow
 	assert_failure
+	run in_sandbox test -e /etc/ssl/private
+	assert_failure
+	run in_sandbox test -e /etc/sudoers
+	assert_failure
+	# Certificates are there, for TLS.
+	run in_sandbox test -d /etc/ssl/certs
+	assert_success
 	run in_sandbox ls /root
 	assert_failure
 	run in_sandbox sh -c 'echo "$HOME"'
@@ -390,9 +398,14 @@ as_nobody() {
 	assert_output --partial 'this is a namespace sandbox'
 }
 
-@test "rootfs image: the Docker image exported once into the cache by image ID, its ENV kept, the static init runs in it" {
+@test "rootfs image: the Docker image exported once into the cache by image ID, its ENV kept, the init runs in it" {
 	docker_up
 	make_rootfs "$SCRATCH/rootfs"
+	# The init is static where musl-gcc is; a sanitizer build's needs its libraries.
+	for lib in $(ldd "$abs_top_builddir/helpers/forge-sandbox-init" 2>/dev/null | grep -o '/[^ ]*' || :); do
+		mkdir -p "$SCRATCH/rootfs${lib%/*}"
+		cp -L "$lib" "$SCRATCH/rootfs$lib"
+	done
 	IMAGE_TAG=forge-test-bwrap:$$
 	tar -C "$SCRATCH/rootfs" -c . |
 		docker import --change 'ENV FORGE_IMAGE_ENV=from-image' --change 'ENV PATH=/bin' - "$IMAGE_TAG" >/dev/null
@@ -472,4 +485,68 @@ as_nobody() {
 			[ "$(readlink "$f")" != "$SCRATCH/held" ] || fail "process $p holds the caller's descriptor"
 		done
 	done
+}
+
+@test "a terminal never goes in: fds 0-2 that are a terminal reach the command as pipes, relayed both ways" {
+	forge-sandbox up >/dev/null
+	export FORGE_SANDBOX_CONTAINER=$NAME
+	printf '%s\n' 'test -t 0 || echo no-tty-in' 'test -t 1 || echo no-tty-out' 'test -t 2 || echo no-tty-err' \
+		'read -r line; echo "got $line"; exit 5' >"$REPO/tty-probe"
+	# script(1) gives forge-shell a terminal for its stdin, stdout and stderr.
+	run script -qec 'forge-shell ./tty-probe' /dev/null < <(sleep 0.5; echo typed-line)
+	assert_failure 5
+	assert_output --partial no-tty-in
+	assert_output --partial no-tty-out
+	assert_output --partial no-tty-err
+	assert_output --partial 'got typed-line'
+}
+
+@test "with extensions.worktreeConfig, config.worktree is read-only too, also where there was none" {
+	git config extensions.worktreeConfig true
+	forge-sandbox up >/dev/null
+	run in_sandbox git config --worktree core.hooksPath "$REPO/evil"
+	assert_failure
+	run git config --worktree core.hooksPath
+	assert_failure
+	run in_sandbox git config --worktree core.fsmonitor "$REPO/evil"
+	assert_failure
+	run git config core.fsmonitor
+	assert_failure
+}
+
+@test "two up at once: one sandbox, the other adopts it" {
+	forge-sandbox up >"$SCRATCH/up1" 2>&1 &
+	first=$!
+	forge-sandbox up >"$SCRATCH/up2" 2>&1 &
+	second=$!
+	wait "$first"
+	wait "$second"
+	[ "$(grep -c 'started' "$SCRATCH/up1" "$SCRATCH/up2" | awk -F: '{ n += $2 } END { print n }')" = 1 ]
+	[ "$(grep -c 'adopting' "$SCRATCH/up1" "$SCRATCH/up2" | awk -F: '{ n += $2 } END { print n }')" = 1 ]
+	run in_sandbox true
+	assert_success
+}
+
+@test "forge-shell --exec is for namespace sandboxes only: with an msb sandbox it refuses (127), never the host" {
+	FORGE_SANDBOX_CONTAINER=forge-msb-one run forge-shell --exec touch "$SCRATCH/ran-on-host"
+	assert_failure 127
+	assert_output --partial 'refusing to run on the host'
+	[ ! -e "$SCRATCH/ran-on-host" ]
+}
+
+@test "a linked worktree: its project read-only around the read-write git dir (what msb cannot mount), commits work" {
+	git -C "$REPO" worktree add -q "$SCRATCH/linked"
+	LINKED=$(cd "$SCRATCH/linked" && pwd -P)
+	cd "$LINKED"
+	forge-sandbox up >/dev/null
+	run forge-sandbox exec -- cat "$REPO/README"
+	assert_output hello
+	run forge-sandbox exec -- sh -c "echo x >>'$REPO/README'"
+	assert_failure
+	assert_output --partial 'Read-only file system'
+	run forge-sandbox exec -- sh -c 'echo change >>README && git -c user.name=a -c user.email=a@b.invalid commit -qam inside && git log -1 --format=%s'
+	assert_success
+	assert_output inside
+	[ "$(git -C "$LINKED" log -1 --format=%s)" = inside ]
+	[ "$(cat "$REPO/README")" = hello ]
 }
