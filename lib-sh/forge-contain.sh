@@ -143,7 +143,9 @@ forge_contain_end() {
 	forge_ced_name=$forge_contain_ephemeral
 	forge_contain_ephemeral=
 	if forge_bwrap_exists "$forge_ced_name"; then
-		forge_bwrap_remove "$forge_ced_name"
+		# In a subshell: its lifecycle lock (fd 8) goes with it.
+		(forge_bwrap_remove "$forge_ced_name") ||
+			forge_warn "could not remove the sandbox $forge_ced_name (forge-sandbox prune will)"
 	elif [ "$forge_contain_backend" = msb ] && forge_msb_find; then
 		forge_sandbox_remove "$forge_ced_name" ||
 			forge_warn "could not remove the sandbox $forge_ced_name (forge-sandbox prune will)"
@@ -160,7 +162,10 @@ forge_contain_forget() {
 		forge_canon_dir "$forge_cf_copy" || continue
 		forge_sandbox_name_of "$forge_canon" || continue
 		if forge_bwrap_exists "$forge_sandbox_name"; then
-			forge_bwrap_remove "$forge_sandbox_name"
+			# In a subshell: its lifecycle lock (fd 8) goes with it, and the
+			# caller's fd 8 (a warm slot's lock) stays as it was.
+			(forge_bwrap_remove "$forge_sandbox_name") ||
+				forge_warn "could not remove the sandbox $forge_sandbox_name"
 			continue
 		fi
 		forge_sandbox_registry "$forge_sandbox_name"

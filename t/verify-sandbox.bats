@@ -67,6 +67,8 @@ running_with() {
 	[ "$(printf '%s' "$output" | jq -c .sandbox)" = "{\"name\":\"$NAME\",\"backend\":\"bwrap\"}" ]
 	[ "$(last_record | jq -c .sandbox)" = "{\"name\":\"$NAME\",\"backend\":\"bwrap\"}" ]
 	[ "$(printf '%s' "$output" | jq -r .verdict)" = PASS ]
+	run forge-verify --report
+	assert_output --partial "  sandbox: $NAME (bwrap)"
 	run forge-sandbox ls --json
 	[ "$(printf '%s' "$output" | jq -r --arg n "$NAME" '.[] | select(.name == $n) | .status')" = running ]
 	# Without --sandbox the record says so.
@@ -197,7 +199,12 @@ running_with() {
 # --- --isolated --sandbox -------------------------------------------------------
 
 # sandboxes: the namespace sandboxes that exist (state folders), one per line.
-sandboxes() { ls "$XDG_STATE_HOME/forge/bwrap" 2>/dev/null || :; }
+sandboxes() {
+	local d
+	for d in "$XDG_STATE_HOME"/forge/bwrap/*/; do
+		[ ! -d "$d" ] || basename "$d"
+	done
+}
 
 @test "--isolated --sandbox: the steps run in the copy, in a sandbox that cannot see or change the real tree; git works on the borrowed objects" {
 	printf 'changed\n' >>"$REPO/README"
