@@ -115,11 +115,12 @@ forge_contain_exec() {
 	if [ -z "${forge_contain_name:-}" ]; then
 		exec "$forge_helper" -k 5 "$forge_ce_limit" "$@"
 	fi
-	# env sets the variables inside; sh's exec runs COMMAND as argv, also
-	# one whose name has a '=' (which env would take for a variable).
+	# env sets the variables inside and runs COMMAND as argv (also one
+	# named "-e": env takes no option after a variable); a COMMAND whose name
+	# has a '=' (env would take it for a variable) goes through sh's exec.
+	case $1 in *=*) set -- sh -c 'exec "$@"' forge-step "$@" ;; esac
 	set -- env FORGE_VERIFY=1 "FORGE_VERIFY_ISOLATED=${FORGE_VERIFY_ISOLATED:-0}" \
-		"FORGE_VERIFY_SOURCE=${FORGE_VERIFY_SOURCE:-}" ${FORGE_CHANGE+"FORGE_CHANGE=$FORGE_CHANGE"} \
-		sh -c 'exec "$@"' forge-step "$@"
+		"FORGE_VERIFY_SOURCE=${FORGE_VERIFY_SOURCE:-}" ${FORGE_CHANGE+"FORGE_CHANGE=$FORGE_CHANGE"} "$@"
 	if [ "$forge_contain_backend" = msb ]; then
 		exec "$forge_helper" -k 5 "$forge_ce_limit" \
 			"$forge_msb" exec --quiet "$forge_contain_name" --no-tty -w "$(pwd -P)" -- "$@"

@@ -118,12 +118,17 @@ running_with() {
 	[ "$(last_record | jq -r '.steps[0].exit')" = 7 ]
 	[ "$(last_record | jq -r .verdict)" = FAIL ]
 	[ "$(forge-state get "$REPO/.forge/breaker" streak)" = 1 ]
-	write_config '{"verify": {"sandbox": true, "steps": [{"name": "one", "run": "test $(id -u) = 1000"}, {"name": "two", "run": "exit 42"}]}}'
+	# The command is argv, whatever its name: "./a=b" is a program, not a variable.
+	printf '#!/bin/sh\nexit 12\n' >"$REPO/a=b"
+	chmod +x "$REPO/a=b"
+	run forge-verify --sandbox -- ./a=b
+	[ "$(last_record | jq -r '.steps[0].exit')" = 12 ]
+	write_config '{"verify": {"sandbox": true, "breaker": {"threshold": 10}, "steps": [{"name": "one", "run": "test $(id -u) = 1000"}, {"name": "two", "run": "exit 42"}]}}'
 	run forge-verify
 	assert_failure 1
 	[ "$(last_record | jq -c '[.steps[].exit]')" = '[0,42]' ]
 	[ "$(last_record | jq -r .sandbox.backend)" = bwrap ]
-	[ "$(forge-state get "$REPO/.forge/breaker" streak)" = 2 ]
+	[ "$(forge-state get "$REPO/.forge/breaker" streak)" = 3 ]
 }
 
 @test "--sandbox: a timeout kills the step's whole process tree inside the sandbox (TERM ignored too): nothing is left" {
@@ -184,7 +189,7 @@ running_with() {
 	[ "$(printf '%s' "$output" | jq -r '.steps[0].exit')" = 5 ]
 	run stub_calls
 	assert_line --partial "create oc-forge-sandbox:latest --name $NAME"
-	assert_line "exec --quiet $NAME --no-tty -w $REPO -- env FORGE_VERIFY=1 FORGE_VERIFY_ISOLATED=0 FORGE_VERIFY_SOURCE=$REPO sh -c exec \"\$@\" forge-step sh -c exit 5"
+	assert_line "exec --quiet $NAME --no-tty -w $REPO -- env FORGE_VERIFY=1 FORGE_VERIFY_ISOLATED=0 FORGE_VERIFY_SOURCE=$REPO sh -c exit 5"
 	# A missing image: ERROR 69 with msb's reason, no exec.
 	rm -f "$STUB_DIR/calls"
 	printf '[]\n' >"$STUB_DIR/images.out"
@@ -328,7 +333,7 @@ sandboxes() {
 	run grep -c "^$REPO[:/]" <<<"$vols"
 	assert_output 1
 	run stub_calls
-	assert_line "exec --quiet $name --no-tty -w $copy -- env FORGE_VERIFY=1 FORGE_VERIFY_ISOLATED=1 FORGE_VERIFY_SOURCE=$REPO sh -c exec \"\$@\" forge-step sh -c exit 4"
+	assert_line "exec --quiet $name --no-tty -w $copy -- env FORGE_VERIFY=1 FORGE_VERIFY_ISOLATED=1 FORGE_VERIFY_SOURCE=$REPO sh -c exit 4"
 	assert_line "rm --force $name --quiet"
 	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$name" ]
 }
