@@ -24,7 +24,9 @@ static const char USAGE[] =
 	"usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n"
 	"Run COMMAND in its own process group. After SECS seconds send TERM to the\n"
 	"group, after GRACE more seconds KILL. SECS 0 means no time limit.\n"
-	"Exit 124 on timeout, else COMMAND's status (128+n if signal n killed it).\n"
+	"When COMMAND exits, what it left running in the group gets TERM, then KILL\n"
+	"after GRACE. Exit 124 on timeout, else COMMAND's status (128+n if signal n\n"
+	"killed it).\n"
 	"\n"
 	"  -k GRACE   seconds between TERM and KILL (default 5)\n"
 	"  --help     show this help\n"
@@ -339,28 +341,30 @@ static int exit_code(int status)
 
 /*
  * Wait for the child, forwarding signals. On timeout: TERM (and CONT, so a
- * stopped process sees it) to the group; once the child is reaped and the
- * group is empty we are done, otherwise KILL the group when GRACE runs out.
+ * stopped process sees it) to the group, KILL when GRACE runs out; the result
+ * is 124. When the child exits by itself, whatever it left running in its
+ * group gets the same TERM, then KILL after GRACE, and the result is the
+ * child's own status: a command leaves no stray processes behind. (One that
+ * moved to another group or session, setsid, is out of reach.)
  */
 static int supervise(pid_t child, int signal_pipe_rd, long long deadline,
                      long long grace)
 {
 	enum { RUNNING, TERM_SENT, KILL_SENT } phase = RUNNING;
-	int reaped = 0, status = 0, timeout_ms;
+	int reaped = 0, timed_out = 0, status = 0, timeout_ms;
 	long long now;
 
 	for (;;) {
 		if (!reaped)
 			reaped = try_reap(child, &status);
-		if (reaped && phase == RUNNING)
-			return exit_code(status);
 		if (reaped && (phase == KILL_SENT || group_is_empty(child)))
-			return EXIT_TIMED_OUT;
+			return timed_out ? EXIT_TIMED_OUT : exit_code(status);
 
 		now = monotonic_now();
 		if (now == -1)
 			give_up(child, "cannot read the clock");
-		if (now >= deadline && phase == RUNNING) {
+		if ((reaped || now >= deadline) && phase == RUNNING) {
+			timed_out = !reaped;
 			signal_group(child, SIGTERM);
 			signal_group(child, SIGCONT);
 			phase = TERM_SENT;

@@ -99,10 +99,15 @@ forge_config_texts() {
 	  | if $t == null then "W\t\($file | show): unknown key \($where | show)"
 	    elif ($t | endswith("[]")) then
 	      if ($x | type) != "array" then "E\t\($file | show): key \($where): expected an array, got \($x | type)"
+	      elif $path == "verify.steps" and ($x | length) == 0 then
+	        "E\t\($file | show): key \($where): an empty list would run nothing; remove the key to detect the steps"
 	      else ($t | rtrimstr("[]")) as $et
 	        | $x | to_entries[] | .key as $i | .value as $e
 	        | if fits($et; $e) | not then "E\t\($file | show): key \($where)[\($i)]: expected \(expected($et)), got \($e | tojson | .[:40] | show)"
-	          elif $et == "object" then check($file; "\($path)[]"; "\($where)[\($i)]"; $e)
+	          elif $et == "object" then
+	            (if $path == "verify.steps" and (($e | has("run") | not) or $e.run == "")
+	             then "E\t\($file | show): key \($where)[\($i)].run: a non-empty shell command is required" else empty end),
+	            check($file; "\($path)[]"; "\($where)[\($i)]"; $e)
 	          else empty end
 	      end
 	    elif fits($t; $x) | not then
@@ -112,7 +117,8 @@ forge_config_texts() {
 	$ARGS.named as $a
 	| [range(0; $count) | {file: $a["n\(.)"], text: $a["t\(.)"]}] as $files
 	| [ $files[] | .file as $f
-	    | (try {ok: (.text | fromjson)} catch {err: "E\t\($f | show): invalid JSON: \(. | show)"}) as $r
+	    | (try {ok: (.text | fromjson)}
+	       catch {err: "E\t\($f | show): invalid JSON: \(tostring | split(" (while parsing")[0] | .[:200] | show)"}) as $r
 	    | if $r.err then {msgs: [$r.err]}
 	      elif ($r.ok | type) != "object" then {msgs: ["E\t\($f | show): expected a JSON object at the top level, got \($r.ok | type)"]}
 	      else {msgs: [check($f; ""; ""; $r.ok)], value: $r.ok} end ] as $parsed

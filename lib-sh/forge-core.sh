@@ -8,7 +8,7 @@
 
 # Messages go to stderr as "PROG: message"; forge_prog names the program.
 forge_say() { printf '%s: %s\n' "${forge_prog:-forge}" "$*" >&2; }
-forge_warn() { printf '%s: warning: %s\n' "${forge_prog:-forge}" "$*" >&2; }
+forge_warn() { [ "${forge_quiet:-0}" = 1 ] || printf '%s: warning: %s\n' "${forge_prog:-forge}" "$*" >&2; }
 forge_error() { printf '%s: error: %s\n' "${forge_prog:-forge}" "$*" >&2; }
 
 # forge_die CODE MESSAGE: report an error and exit with CODE.

@@ -109,7 +109,8 @@ forge_record() {
 		'def nullable: if . == "" then null else . end;
 		 ($ARGS.positional[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
 		   | {name: .[0], run: .[1], exit: (.[2] | tonumber), ms: (.[3] | tonumber),
-		      reason: (.[4] | nullable)}]) as $steps
+		      reason: (.[4] | nullable),
+		      log: ".forge/runs/\($run)/\($i / 5 + 1)-\(.[0] | gsub("[^A-Za-z0-9._-]"; "_")).log"}]) as $steps
 		 | {ts: $ts, event: "verify", run: $run, verdict: $verdict, isolated: $isolated, sandbox: $sandbox,
 		    change: ($change | nullable), head: ($head | nullable), tree: ($tree | nullable),
 		    steps: $steps, streak: $streak, breaker: $breaker}' --args "$@") ||

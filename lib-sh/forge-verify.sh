@@ -11,20 +11,26 @@ forge_makefile_has_target() {
 }
 
 # forge_steps_detect ROOT: sets forge_steps to a JSON array of steps detected
-# from the files at ROOT (first match wins); returns 1 when nothing matches.
+# from the files at ROOT, first match wins (SPEC 3.1); returns 1 when nothing
+# matches. A makefile counts only through a test: or check: target (its
+# default target often installs things or runs the tests a second time); a
+# makefile with neither is run as plain `make` only when no other rule fits.
 forge_steps_detect() {
-	forge_steps=
-	for forge_mk in "$1/GNUmakefile" "$1/makefile" "$1/Makefile"; do
-		[ -f "$forge_mk" ] || continue
-		if forge_makefile_has_target "$forge_mk" check; then
-			forge_steps='[{"name":"build","run":"make"},{"name":"test","run":"make check"}]'
-		elif forge_makefile_has_target "$forge_mk" test; then
-			forge_steps='[{"name":"build","run":"make"},{"name":"test","run":"make test"}]'
-		else
-			forge_steps='[{"name":"build","run":"make"}]'
-		fi
-		return 0
+	forge_steps="" forge_mk=""
+	# The one make reads, in make's own order.
+	for forge_f in "$1/GNUmakefile" "$1/makefile" "$1/Makefile"; do
+		[ -f "$forge_f" ] || continue
+		forge_mk=$forge_f
+		break
 	done
+	if [ -n "$forge_mk" ] && forge_makefile_has_target "$forge_mk" test; then
+		forge_steps='[{"name":"test","run":"make test"}]'
+		return 0
+	fi
+	if [ -n "$forge_mk" ] && forge_makefile_has_target "$forge_mk" check; then
+		forge_steps='[{"name":"test","run":"make check"}]'
+		return 0
+	fi
 	if [ -f "$1/package.json" ]; then
 		# shellcheck disable=SC2016 # a jq program, not shell
 		forge_steps=$(jq -c '
@@ -40,10 +46,19 @@ forge_steps_detect() {
 		forge_steps='[{"name":"build","run":"cargo build"},{"name":"test","run":"cargo test"}]'
 	elif [ -f "$1/go.mod" ]; then
 		forge_steps='[{"name":"build","run":"go build ./..."},{"name":"test","run":"go test ./..."}]'
-	elif [ -f "$1/pyproject.toml" ] || [ -f "$1/setup.py" ] || [ -f "$1/pytest.ini" ] || [ -f "$1/tox.ini" ]; then
-		forge_steps='[{"name":"test","run":"python3 -m pytest"}]'
-	elif [ -f "$1/configure.ac" ]; then
+	elif [ -f "$1/pyproject.toml" ] || [ -f "$1/setup.py" ] || [ -f "$1/setup.cfg" ] ||
+		[ -f "$1/pytest.ini" ] || [ -f "$1/tox.ini" ]; then
+		# `pytest` runs in the environment it was installed for (a venv,
+		# pyenv, pipx), which `python3` need not be.
+		if command -v pytest >/dev/null 2>&1; then
+			forge_steps='[{"name":"test","run":"pytest"}]'
+		else
+			forge_steps='[{"name":"test","run":"python3 -m pytest"}]'
+		fi
+	elif [ -f "$1/configure.ac" ] && [ -z "$forge_mk" ]; then
 		forge_steps='[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make check"}]'
+	elif [ -n "$forge_mk" ]; then
+		forge_steps='[{"name":"build","run":"make"}]'
 	else
 		forge_steps=
 		return 1
@@ -54,7 +69,8 @@ forge_steps_detect() {
 # configuration, else from detection. Exits 64 when there is nothing to run.
 forge_steps_select() {
 	forge_steps=$(forge_config_get verify.steps)
-	case $forge_steps in '' | '[]') ;; *) return 0 ;; esac
+	# (An empty list was refused when the configuration was read.)
+	[ -z "$forge_steps" ] || return 0
 	forge_steps_detect "$1" ||
 		forge_die 64 "no verification steps found: add verify.steps to forge.json or pass -- COMMAND"
 }
@@ -85,27 +101,94 @@ forge_step_get() {
 "}
 }
 
+# forge_secs_to_ms SECS: sets forge_limit_ms to a decimal number of seconds
+# in milliseconds (rounded down), or to nothing when SECS is not plain digits
+# with an optional fraction.
+forge_secs_to_ms() {
+	forge_limit_ms=
+	case $1 in '' | . | *[!0-9.]* | *.*.*) return 0 ;; esac
+	forge_limit_int=${1%%.*} forge_limit_frac=
+	case $1 in *.*) forge_limit_frac=${1#*.} ;; esac
+	forge_limit_frac=${forge_limit_frac}000
+	forge_limit_frac=${forge_limit_frac%"${forge_limit_frac#???}"}
+	# Leading zeros would make $(( )) read octal.
+	while :; do
+		case $forge_limit_int in 0?*) forge_limit_int=${forge_limit_int#0} ;; *) break ;; esac
+	done
+	while :; do
+		case $forge_limit_frac in 0?*) forge_limit_frac=${forge_limit_frac#0} ;; *) break ;; esac
+	done
+	forge_limit_ms=$((${forge_limit_int:-0} * 1000 + forge_limit_frac))
+}
+
+# forge_status_start LABEL: on a terminal (stderr), and neither quiet nor
+# verbose, shows "LABEL 12s" on one line, updated once a second, until
+# forge_status_stop. Off a terminal it does nothing.
+forge_status_start() {
+	forge_status_pid=
+	[ "${forge_quiet:-0}" != 1 ] && [ "${forge_verbose:-0}" != 1 ] && [ -t 2 ] || return 0
+	# A long command line must not wrap: the line could not be erased.
+	forge_status_label=$(printf '%s' "$1" | tr '\000-\037' ' ' | cut -c 1-70)
+	(
+		forge_status_sleep=
+		trap 'kill "$forge_status_sleep" 2>/dev/null; exit 0' TERM
+		forge_status_s=0
+		while :; do
+			printf '\r\033[K%s %ss' "$forge_status_label" "$forge_status_s" >&2
+			sleep 1 &
+			forge_status_sleep=$!
+			wait "$forge_status_sleep"
+			forge_status_s=$((forge_status_s + 1))
+		done
+	) </dev/null >/dev/null 9>&- &
+	forge_status_pid=$!
+}
+
+# forge_status_stop: ends the status line of forge_status_start and erases it.
+forge_status_stop() {
+	[ -n "${forge_status_pid:-}" ] || return 0
+	kill "$forge_status_pid" 2>/dev/null || :
+	wait "$forge_status_pid" 2>/dev/null || :
+	forge_status_pid=
+	printf '\r\033[K' >&2
+}
+
 # forge_step_exec LOG TIMEOUT COMMAND [ARG...]: runs one step in
 # forge_exec_dir, bounded by forge-timeout (TERM to its process group, KILL
-# 5 s later), its output in LOG (and on stderr as well with forge_verbose=1).
-# The warm slot's lock (fd 9) is closed for the step, so nothing it leaves
-# running can hold the slot.
-# Sets forge_step_exit, forge_step_ms and forge_step_reason (empty, "exit"
-# or "timeout"). The step runs in the background so that a signal trap (see
-# forge_interrupt) can forward the signal while the shell waits.
+# 5 s later; whatever the step leaves in its group when it exits goes the
+# same way), its output in LOG (and on stderr as well with forge_verbose=1).
+# On a terminal the status line shows forge_step_status (the step's
+# "Verify: NAME (RUN)"; LOG's name when unset). The warm slot's lock
+# (fd 9) is closed for the step, so nothing it leaves running can hold the
+# slot.
+# Sets forge_step_exit, forge_step_ms and forge_step_reason: empty on
+# success, else "exit", "timeout", "not executable" (126), "not found" (127)
+# or "interrupted" (a signal reached forge-verify). The step runs in the
+# background so that a signal trap (see forge_interrupt) can forward the
+# signal while the shell waits.
 forge_step_exec() {
 	forge_step_log=$1 forge_step_limit=$2
 	shift 2
 	forge_ms_now
 	forge_step_start=$forge_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
-		rm -f -- "$forge_step_log.fifo"
-		mkfifo -- "$forge_step_log.fifo" || forge_die 73 "cannot create $forge_step_log.fifo"
-		tee -- "$forge_step_log" <"$forge_step_log.fifo" >&2 &
+		forge_step_fifo=$forge_step_log.fifo
+		rm -f -- "$forge_step_fifo"
+		mkfifo -m 600 -- "$forge_step_fifo" || forge_die 73 "cannot create $forge_step_fifo"
+		# The FIFO goes away when tee is done: that is how forge_tee_finish
+		# tells a finished tee from one kept waiting by an escaped process.
+		(
+			tee -- "$forge_step_log" <"$forge_step_fifo" >&2 &
+			forge_tee=$!
+			trap 'kill "$forge_tee" 2>/dev/null' TERM
+			wait "$forge_tee" || wait "$forge_tee" || :
+			rm -f -- "$forge_step_fifo"
+		) 9>&- &
 		forge_tee_pid=$!
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
-			</dev/null >"$forge_step_log.fifo" 2>&1 9>&- &
+			</dev/null >"$forge_step_fifo" 2>&1 9>&- &
 	else
+		forge_status_start "${forge_step_status:-${forge_step_log##*/}}"
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
 			</dev/null >"$forge_step_log" 2>&1 9>&- &
 	fi
@@ -118,17 +201,44 @@ forge_step_exec() {
 		kill -0 "$forge_step_pid" 2>/dev/null || break
 	done
 	forge_step_pid=
-	if [ "${forge_verbose:-0}" = 1 ]; then
-		wait "$forge_tee_pid" || :
-		rm -f -- "$forge_step_log.fifo"
-	fi
 	forge_ms_now
 	forge_step_ms=$((forge_ms - forge_step_start))
+	if [ "${forge_verbose:-0}" = 1 ]; then
+		forge_tee_finish
+	else
+		forge_status_stop
+	fi
+	forge_secs_to_ms "$forge_step_limit"
 	case $forge_step_exit in
 	0) forge_step_reason= ;;
-	124) forge_step_reason=timeout ;;
-	*) forge_step_reason='exit' ;;
+	124)
+		# forge-timeout says 124 for a timeout, but so may the step itself:
+		# only a step that lasted its whole limit timed out.
+		if [ -z "$forge_limit_ms" ] || [ "$forge_step_ms" -ge "$forge_limit_ms" ]; then
+			forge_step_reason=timeout
+		else
+			forge_step_reason=exit
+		fi ;;
+	126) forge_step_reason='not executable' ;;
+	127) forge_step_reason='not found' ;;
+	*) forge_step_reason=exit ;;
 	esac
+	[ -z "${forge_signal:-}" ] || forge_step_reason=interrupted
+}
+
+# forge_tee_finish: waits for the -v stream of the step that just ended. Its
+# process group is gone by now (forge-timeout saw to it), so what still
+# holds the output open escaped it (setsid): tee gets a second at most, so
+# the step's timeout holds whatever such a process does.
+forge_tee_finish() {
+	forge_tee_n=0
+	while [ -p "$forge_step_fifo" ] && [ "$forge_tee_n" -lt 10 ]; do
+		sleep 0.1
+		forge_tee_n=$((forge_tee_n + 1))
+	done
+	[ ! -p "$forge_step_fifo" ] || kill "$forge_tee_pid" 2>/dev/null || :
+	wait "$forge_tee_pid" || :
+	rm -f -- "$forge_step_fifo"
 }
 
 # forge_interrupt SIGNAL: for a trap on INT, TERM or HUP. Forwards SIGNAL to
@@ -154,25 +264,54 @@ forge_exit_signal() {
 	esac
 }
 
-# forge_step_report NAME RUN: prints the step's progress line on stderr, and
-# on failure the last 40 lines of its log.
+# forge_step_label NAME RUN: prints the start of a step's progress line.
+forge_step_label() {
+	printf 'Verify: %s (%s)' "$1" "$2"
+}
+
+# forge_step_report NAME RUN LOG: prints the step's progress line on stderr;
+# when it failed, the last 40 lines of its output (unless they were streamed
+# with -v) and the path of LOG, relative to the repository root. With -v the
+# step's line also went out before its output.
 forge_step_report() {
 	[ "${forge_quiet:-0}" = 1 ] && return 0
 	case $forge_step_reason in
 	'') forge_step_result=ok ;;
 	timeout) forge_step_result="FAIL timeout" ;;
-	*) forge_step_result="FAIL exit $forge_step_exit" ;;
+	exit) forge_step_result="FAIL exit $forge_step_exit" ;;
+	*) forge_step_result="ERROR $forge_step_reason" ;;
 	esac
-	printf 'Verify: %s (%s) %s %s\n' "$1" "$2" "$forge_step_result" \
+	printf '%s %s %s\n' "$(forge_step_label "$1" "$2")" "$forge_step_result" \
 		"$(forge_fmt_secs "$forge_step_ms")" >&2
-	if [ -n "$forge_step_reason" ] && [ "${forge_verbose:-0}" != 1 ]; then
-		tail -n 40 -- "$forge_step_log" >&2
+	case $forge_step_reason in '' | interrupted) return 0 ;; esac
+	[ "${forge_verbose:-0}" = 1 ] || tail -n 40 -- "$forge_step_log" >&2
+	printf 'log: %s\n' "$3" >&2
+}
+
+# forge_verify_step N FILE NAME RUN TIMEOUT COMMAND [ARG...]: runs step N
+# (1-based) with its log N-FILE.log in the run folder (FILE: the name reduced
+# to [A-Za-z0-9._-], never a path) and reports it. Sets what forge_step_exec
+# sets.
+forge_verify_step() {
+	forge_vs_n=$1 forge_vs_file=$2 forge_vs_name=$3 forge_vs_run=$4 forge_vs_timeout=$5
+	forge_vs_log=$forge_vs_n-$forge_vs_file.log
+	shift 5
+	if [ "${forge_verbose:-0}" = 1 ] && [ "${forge_quiet:-0}" != 1 ]; then
+		printf '%s\n' "$(forge_step_label "$forge_vs_name" "$forge_vs_run")" >&2
 	fi
+	forge_step_status=$(forge_step_label "$forge_vs_name" "$forge_vs_run")
+	forge_step_exec "$forge_run_dir/$forge_vs_log" "$forge_vs_timeout" "$@"
+	forge_step_status=
+	forge_step_report "$forge_vs_name" "$forge_vs_run" ".forge/runs/$forge_run_id/$forge_vs_log"
 }
 
 # forge_verify_execute WORKDIR ISOLATED CHANGE HEAD TREE [-- COMMAND [ARG...]]:
 # runs the steps (COMMAND alone when given, else forge_steps) in WORKDIR and
-# records the verdict (forge_record). Sets forge_verdict to PASS or FAIL.
+# records the verdict (forge_record), then sets forge_recorded=1. Sets
+# forge_verdict to PASS, FAIL, or ERROR when a step could not be executed or
+# found (126/127: a broken environment, not a failure of the code; the step
+# is named on stderr). A signal ends the run as ERROR with the interrupted
+# step on the record, then exits 128+n.
 forge_verify_execute() {
 	forge_exec_dir=$1 forge_exec_isolated=$2 forge_exec_change=$3
 	forge_exec_head=$4 forge_exec_tree=$5
@@ -182,11 +321,9 @@ forge_verify_execute() {
 		# -- COMMAND: one step named "command", run as argv, without a shell.
 		shift
 		forge_exec_display="$*"
-		forge_step_exec "$forge_run_dir/1-command.log" "$forge_default_timeout" "$@"
-		forge_exit_signal
-		forge_step_report command "$forge_exec_display"
+		forge_verify_step 1 command command "$forge_exec_display" "$forge_default_timeout" "$@"
 		set -- command "$forge_exec_display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"
-		[ "$forge_step_exit" = 0 ] || forge_verdict=FAIL
+		forge_verify_judge
 	else
 		forge_exec_count=$(printf '%s' "$forge_steps" | jq length) ||
 			forge_die 70 "jq failed while counting steps"
@@ -194,19 +331,29 @@ forge_verify_execute() {
 		while [ "$forge_exec_n" -lt "$forge_exec_count" ]; do
 			forge_step_get "$forge_exec_n" "$forge_default_timeout"
 			forge_exec_n=$((forge_exec_n + 1))
-			forge_step_exec "$forge_run_dir/$forge_exec_n-$forge_step_file.log" \
+			forge_verify_step "$forge_exec_n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
 				"$forge_step_timeout" sh -c "$forge_step_run"
-			forge_exit_signal
-			forge_step_report "$forge_step_name" "$forge_step_run"
 			set -- "$@" "$forge_step_name" "$forge_step_run" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"
-			if [ "$forge_step_exit" != 0 ]; then
-				forge_verdict=FAIL
-				break
-			fi
+			forge_verify_judge
+			[ "$forge_verdict" = PASS ] || break
 		done
 	fi
 	forge_record "$forge_verdict" "$forge_exec_isolated" "$forge_exec_change" \
 		"$forge_exec_head" "$forge_exec_tree" "$@"
+	forge_recorded=1
+	forge_exit_signal
+}
+
+# forge_verify_judge: sets forge_verdict from the step that just ran.
+forge_verify_judge() {
+	case $forge_step_reason in
+	'') ;;
+	interrupted) forge_verdict=ERROR ;;
+	'not executable' | 'not found')
+		forge_verdict=ERROR
+		forge_error "step '$forge_vs_name' ($forge_vs_run): $forge_step_reason (exit $forge_step_exit): its command or a tool it runs is missing" ;;
+	*) forge_verdict=FAIL ;;
+	esac
 }
 
 # forge_verdict_print VERDICT: prints "Verdict: VERDICT" on stdout, coloured
@@ -230,7 +377,7 @@ forge_report_human() {
 		"Run \(.run) at \(.ts): \(.verdict)",
 		"  isolated: \(.isolated)  change: \(.change // "-")  head: \(.head // "-")",
 		(.sandbox // empty | "  sandbox: \(.name) (\(.backend))"),
-		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" else "FAIL exit \(.exit)" end) \(.ms | secs)"),
+		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),
 		"  breaker: \(.breaker) (streak \(.streak))",
 		"  logs: .forge/runs/\(.run)/"'
 }

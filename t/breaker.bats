@@ -108,3 +108,17 @@ streak() { forge-state get .forge/breaker streak; }
 	[ "$(jq -r .streak .forge/timeline.jsonl | sort -n | tr '\n' ' ')" = "$(seq 1 16 | tr '\n' ' ')" ]
 	[ "$(ls .forge/changes | wc -l)" -eq 16 ]
 }
+
+@test "--breaker on a bad forge.json reports the stored state with a warning, never 65 nor a false open" {
+	echo '{"verify": {"breaker": {"threshold": 2}}}' >forge.json
+	forge-verify -- false || :
+	echo '{"verify": ' >forge.json
+	run --separate-stderr forge-verify --breaker
+	assert_success
+	assert_output 'closed (streak 1, threshold 2)'
+	[[ $stderr == *'warning: configuration not usable, showing the stored breaker state: '*forge.json* ]]
+	forge-state set .forge/breaker streak=2
+	run --separate-stderr forge-verify --breaker --json
+	assert_failure 2
+	assert_output '{"breaker":"open","streak":2,"threshold":2}'
+}

@@ -73,6 +73,39 @@ cfg() {
 	assert_output --partial "$SCRATCH/bad config.json: invalid JSON"
 }
 
+@test "invalid JSON: the parser's line and column, not the file's text" {
+	{
+		printf '{\n  "verify": {\n    "timeout": 5,\n'
+		for i in $(seq 300); do printf '    "k%s": "padding padding padding padding",\n' "$i"; done
+		printf '    "steps": [\n  }\n'
+	} >forge.json
+	run --separate-stderr forge-verify -- true
+	assert_failure 65
+	[[ $stderr == *"$REPO/forge.json: invalid JSON: "*"at line 305, column 3"* ]]
+	[[ $stderr != *padding* ]]
+	[ "${#stderr}" -lt 400 ]
+}
+
+@test "a step without run: exit 65 naming the file and the key" {
+	echo '{"verify": {"steps": [{"name": "a", "run": "true"}, {"name": "x"}]}}' >"$SCRATCH/steps.json"
+	run forge-verify --config "$SCRATCH/steps.json"
+	assert_failure 65
+	assert_output --partial "$SCRATCH/steps.json: key verify.steps[1].run: a non-empty shell command is required"
+	echo '{"verify": {"steps": [{"run": ""}]}}' >forge.json
+	run forge-verify
+	assert_failure 65
+	assert_output --partial "$REPO/forge.json: key verify.steps[0].run: a non-empty shell command is required"
+}
+
+@test '"steps": [] is a config error naming the file, not a silent fallback to detection' {
+	printf 'test:\n\t@touch detected\n' >Makefile
+	echo '{"verify": {"steps": []}}' >forge.json
+	run forge-verify
+	assert_failure 65
+	assert_output --partial "$REPO/forge.json: key verify.steps: an empty list would run nothing"
+	[ ! -e detected ]
+}
+
 @test "a wrong type: exit 65 naming the file and the key" {
 	echo '{"verify": {"timeout": "soon"}}' >"$SCRATCH/c.json"
 	FORGE_CONFIG=$SCRATCH/c.json run forge-verify -- true

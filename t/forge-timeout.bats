@@ -117,15 +117,30 @@ wait_until_gone() {
 	wait_until_gone "$(cat "$SCRATCH/grandchild")"
 }
 
-@test "grandchildren left by a command that exits normally are not waited for" {
+@test "what a command that exits by itself leaves in its group is terminated; its status is kept" {
 	start=$(now_ms)
-	run forge-timeout 5 sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$1"' sh "$SCRATCH/grandchild"
+	run forge-timeout 20 sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$1"; exit 3' sh "$SCRATCH/grandchild"
 	elapsed=$(($(now_ms) - start))
-	grandchild=$(cat "$SCRATCH/grandchild")
-	is_running "$grandchild" && alive=yes || alive=no
-	kill "$grandchild"
-	[ "$status" -eq 0 ]
+	[ "$status" -eq 3 ]
 	[ "$elapsed" -lt 4000 ]
+	wait_until_gone "$(cat "$SCRATCH/grandchild")"
+}
+
+@test "a leftover that ignores TERM is killed after the grace; one that left the group (setsid) is out of reach" {
+	start=$(now_ms)
+	run forge-timeout -k 1 20 sh -c '
+		(trap "" TERM; exec sleep 30) >/dev/null 2>&1 &
+		echo $! >"$1"
+		setsid sh -c "echo \$\$ >\"\$1\"; exec sleep 30" sh "$2" >/dev/null 2>&1 &
+		while [ ! -s "$2" ]; do sleep 0.05; done' sh "$SCRATCH/stubborn" "$SCRATCH/escaped"
+	elapsed=$(($(now_ms) - start))
+	escaped=$(cat "$SCRATCH/escaped")
+	is_running "$escaped" && alive=yes || alive=no
+	kill "$escaped" 2>/dev/null || :
+	[ "$status" -eq 0 ]
+	[ "$elapsed" -ge 900 ]
+	[ "$elapsed" -lt 6000 ]
+	wait_until_gone "$(cat "$SCRATCH/stubborn")"
 	[ "$alive" = yes ]
 }
 

@@ -46,6 +46,147 @@ stub() {
 	[[ $stderr == *$'\n61\n'* ]]
 	[[ $stderr != *$'\n60\n'* ]]
 	[ "$(wc -l <.forge/runs/*/1-command.log)" -eq 100 ]
+	run_id=$(last_record | jq -r .run)
+	[[ $stderr == *$'\n100\nlog: .forge/runs/'"$run_id"'/1-command.log' ]]
+	[ "$(last_record | jq -r '.steps[0].log')" = ".forge/runs/$run_id/1-command.log" ]
+}
+
+@test "log names: position and the name reduced to [A-Za-z0-9._-], never a path; the record names each" {
+	cat >forge.json <<'JSON'
+{"verify": {"steps": [
+  {"name": "../../up", "run": "echo one"},
+  {"name": "a/b c\u00e9", "run": "echo two; exit 1"}]}}
+JSON
+	run --separate-stderr forge-verify
+	assert_failure 1
+	run_id=$(last_record | jq -r .run)
+	run last_record
+	[ "$(jq -r '.steps[0].log' <<<"$output")" = ".forge/runs/$run_id/1-.._.._up.log" ]
+	[ "$(jq -r '.steps[1].log' <<<"$output")" = ".forge/runs/$run_id/2-a_b_c_.log" ]
+	[ "$(cat ".forge/runs/$run_id/1-.._.._up.log")" = one ]
+	[ "$(cat ".forge/runs/$run_id/2-a_b_c_.log")" = two ]
+	[ ! -e up ]
+	[ ! -e .forge/up ]
+	[ "$(ls ".forge/runs/$run_id" | wc -l)" -eq 2 ]
+}
+
+@test "a step that is not found (127) or not executable (126): ERROR 69 naming the step, streak untouched" {
+	forge-verify -- false || :
+	run --separate-stderr forge-verify -- no-such-tool-forge
+	assert_failure 69
+	assert_output 'Verdict: ERROR'
+	[[ $stderr == *"step 'command' (no-such-tool-forge): not found (exit 127)"* ]]
+	[[ $stderr == *'Verify: command (no-such-tool-forge) ERROR not found '* ]]
+	[ "$(last_record | jq -r '.verdict, .streak, .steps[0].reason, .steps[0].exit')" = "$(printf 'ERROR\n1\nnot found\n127')" ]
+	printf 'echo hi\n' >notexec
+	chmod 644 notexec
+	echo '{"verify": {"steps": [{"name": "ok", "run": "true"}, {"name": "unit", "run": "./notexec"}, {"name": "never", "run": "touch never"}]}}' >forge.json
+	run --separate-stderr forge-verify
+	assert_failure 69
+	[[ $stderr == *"step 'unit' (./notexec): not executable (exit 126)"* ]]
+	[ ! -e never ]
+	[ "$(last_record | jq -r '.verdict, .streak, .steps[1].reason')" = "$(printf 'ERROR\n1\nnot executable')" ]
+	[ "$(forge-state get .forge/breaker streak)" = 1 ]
+}
+
+@test "a tool missing inside a step's shell (sh exits 127) is an ERROR too, with the shell's message" {
+	echo '{"verify": {"steps": [{"name": "test", "run": "no-such-runner-forge --all"}]}}' >forge.json
+	run --separate-stderr forge-verify
+	assert_failure 69
+	[[ $stderr == *'no-such-runner-forge'*'not found'* ]]
+	[[ $stderr == *'log: .forge/runs/'*'/1-test.log'* ]]
+}
+
+@test "a step that exits 124 by itself is exit 124, not a timeout" {
+	run --separate-stderr forge-verify --timeout 30 -- sh -c 'exit 124'
+	assert_failure 1
+	[[ $stderr == *'FAIL exit 124 '* ]]
+	[ "$(last_record | jq -r '.steps[0].reason, .steps[0].exit')" = "$(printf 'exit\n124')" ]
+	run --separate-stderr forge-verify --timeout 0.5 -- sleep 30
+	assert_failure 1
+	[[ $stderr == *'FAIL timeout '* ]]
+	[ "$(last_record | jq -r '.steps[0].reason')" = timeout ]
+}
+
+@test "what a step leaves running in its process group is terminated when the step ends" {
+	run forge-verify -- sh -c 'sleep 287 >/dev/null 2>&1 & echo $! >"$1"' sh "$SCRATCH/left"
+	assert_success
+	left=$(cat "$SCRATCH/left")
+	for _ in $(seq 50); do kill -0 "$left" 2>/dev/null || break; sleep 0.1; done
+	run ! kill -0 "$left"
+}
+
+@test "-v prints each step's line before its output, then the result" {
+	echo '{"verify": {"steps": [{"name": "one", "run": "echo out-one"}, {"name": "two", "run": "echo out-two"}]}}' >forge.json
+	run --separate-stderr forge-verify -v
+	assert_success
+	[ "${stderr_lines[0]}" = 'Verify: one (echo out-one)' ]
+	[ "${stderr_lines[1]}" = out-one ]
+	[[ ${stderr_lines[2]} == 'Verify: one (echo out-one) ok '* ]]
+	[ "${stderr_lines[3]}" = 'Verify: two (echo out-two)' ]
+	[ "${stderr_lines[4]}" = out-two ]
+}
+
+@test "-v streams the output as it is produced, not when the step ends" {
+	forge-verify -v -- sh -c 'echo first-line; while [ ! -e "$1" ]; do sleep 0.1; done; echo second-line' sh "$SCRATCH/go" \
+		2>"$SCRATCH/stream" &
+	pid=$!
+	for _ in $(seq 100); do grep -qx first-line "$SCRATCH/stream" && break; sleep 0.1; done
+	run grep -cx -e first-line -e second-line "$SCRATCH/stream"
+	touch "$SCRATCH/go"
+	wait "$pid"
+	assert_output 1
+	grep -qx second-line "$SCRATCH/stream"
+}
+
+@test "-v honours the timeout when a step leaves a process holding its output open" {
+	start=$(date +%s)
+	run --separate-stderr forge-verify -v --timeout 2 -- sh -c 'sleep 20 & echo bg'
+	assert_success
+	[ $(($(date +%s) - start)) -lt 10 ]
+	# A process that escaped the group (setsid) still holds the output.
+	start=$(date +%s)
+	run --separate-stderr forge-verify -v --timeout 2 -- sh -c 'setsid sh -c "echo \$\$ >\"\$1\"; exec sleep 20" sh "$1" & while [ ! -s "$1" ]; do sleep 0.05; done; echo started' sh "$SCRATCH/daemon"
+	elapsed=$(($(date +%s) - start))
+	kill "$(cat "$SCRATCH/daemon")" 2>/dev/null || :
+	assert_success
+	[[ $stderr == *started* ]]
+	[ "$elapsed" -lt 10 ]
+	grep -q started .forge/runs/*/1-command.log
+}
+
+@test "-q: no warnings, no Breaker line, no failure tail, no log line" {
+	echo '{"verify": {"breaker": {"threshold": 1}}, "unknownkey": 1}' >forge.json
+	run --separate-stderr forge-verify -q -- sh -c 'echo tail-line; exit 1'
+	assert_failure 2
+	assert_output 'Verdict: FAIL'
+	[ -z "$stderr" ]
+	run --separate-stderr forge-verify -- sh -c 'echo tail-line; exit 1'
+	assert_failure 2
+	[[ $stderr == *'warning: '*unknownkey* ]]
+	[[ $stderr == *'Breaker: OPEN (2 consecutive failures, threshold 1)'* ]]
+	[[ $stderr == *tail-line* ]]
+}
+
+@test "a status line with the step and its elapsed time on a terminal, erased afterwards" {
+	run script -qfec "forge-verify -- sh -c 'sleep 2.5'" /dev/null
+	assert_success
+	[[ $output == *$'\r\e[KVerify: command (sh -c sleep 2.5) 0s'* ]]
+	[[ $output == *$'\r\e[KVerify: command (sh -c sleep 2.5) 2s'* ]]
+	# Erased before the step's own line.
+	[[ $output == *$'2s\r\e[KVerify: command (sh -c sleep 2.5) ok 2.'* ]]
+}
+
+@test "off a terminal, and with -q or -v, no status line" {
+	run --separate-stderr forge-verify -- sh -c 'sleep 1.5'
+	assert_success
+	[[ $stderr != *$'\r'* ]]
+	run script -qfec "forge-verify -q -- sh -c 'sleep 1.5'" /dev/null
+	assert_success
+	[[ $output != *$'\r\e[K'* ]]
+	run script -qfec "forge-verify -v -- sh -c 'sleep 1.5'" /dev/null
+	assert_success
+	[[ $output != *$'\e[K'* ]]
 }
 
 @test "-q prints only the verdict; -v streams step output" {
@@ -95,25 +236,55 @@ JSON
 	assert_output --partial 'verify.steps[0].run'
 }
 
-@test "detect: Makefile with check: -> make, make check" {
-	printf 'all:\n\t@true\ncheck: all\n\t@echo checked >checked\n' >Makefile
+@test "detect: Makefile with check: -> make check only, the default target is no separate step" {
+	printf 'all:\n\t@echo default >>ran\ncheck:\n\t@echo check >>ran\n' >Makefile
 	run forge-verify
 	assert_success
-	[ -f checked ]
+	run cat ran
+	assert_output check
 	run step_runs
-	assert_output "$(printf 'make\nmake check')"
+	assert_output 'make check'
+	[ "$(last_record | jq -r '.steps[0].name')" = test ]
 }
 
-@test "detect: makefile with only test: -> make, make test" {
-	printf 'all:\n\t@true\nunit test: all\n\t@true\nCHECK := x\n' >makefile
+@test "detect: a makefile with test: and check: -> make test (check is often lint)" {
+	printf 'all:\n\t@false\ncheck: lint\nlint:\n\t@false\nunit test: all2\nall2:\n\t@true\nCHECK := x\n' >makefile
 	run forge-verify
 	assert_success
 	run step_runs
-	assert_output "$(printf 'make\nmake test')"
+	assert_output 'make test'
 }
 
-@test "detect: GNUmakefile without check/test -> make only; a variable named check is no target" {
+@test "detect: GNUmakefile is the one make reads, before makefile and Makefile" {
+	printf 'all:\n\t@true\n' >GNUmakefile
+	printf 'test:\n\t@false\n' >Makefile
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output make
+}
+
+@test "detect: a makefile without test/check does not match: the next rule is tried" {
+	stub npm
+	printf 'check := 1\nall:\n\t@false\n' >Makefile
+	echo '{"scripts": {"test": "y"}}' >package.json
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output 'npm test'
+}
+
+@test "detect: a makefile without test/check and nothing else -> make, the last resort" {
 	printf 'check := 1\nall:\n\t@true\n' >GNUmakefile
+	run forge-verify
+	assert_success
+	run step_runs
+	assert_output make
+}
+
+@test "detect: configure.ac beside a makefile without test/check -> make (configure.ac counts only without one)" {
+	printf 'all:\n\t@true\n' >Makefile
+	touch configure.ac
 	run forge-verify
 	assert_success
 	run step_runs
@@ -165,16 +336,26 @@ JSON
 	assert_output "$(printf 'go build ./...\ngo test ./...')"
 }
 
-@test "detect: pyproject.toml, setup.py, pytest.ini, tox.ini -> python3 -m pytest" {
-	stub python3
-	for f in pyproject.toml setup.py pytest.ini tox.ini; do
-		rm -f pyproject.toml setup.py pytest.ini tox.ini
+@test "detect: pyproject.toml, setup.py, setup.cfg, pytest.ini, tox.ini -> pytest when it is on PATH" {
+	stub pytest
+	for f in pyproject.toml setup.py setup.cfg pytest.ini tox.ini; do
+		rm -f pyproject.toml setup.py setup.cfg pytest.ini tox.ini
 		touch "$f"
 		run forge-verify
 		assert_success
 		run step_runs
-		assert_output 'python3 -m pytest'
+		assert_output pytest
 	done
+	run cat "$SCRATCH/stub.log"
+	assert_line --index 4 'pytest '
+}
+
+@test "detect: a Python project without pytest on PATH -> python3 -m pytest" {
+	touch setup.cfg
+	# Only the shell's builtins: no pytest anywhere on PATH.
+	run env PATH=/nonexistent /bin/sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_steps_detect . && printf "%s\n" "$forge_steps"'
+	assert_success
+	assert_output '[{"name":"test","run":"python3 -m pytest"}]'
 }
 
 @test "detect: configure.ac without a makefile -> autoreconf, configure, make; make check" {
@@ -189,13 +370,13 @@ JSON
 	assert_output $'autoreconf -fi && ./configure && make\nmake check'
 }
 
-@test "detect: a Makefile wins over package.json" {
-	printf 'all:\n\t@true\n' >Makefile
+@test "detect: a Makefile with a test target wins over package.json" {
+	printf 'test:\n\t@true\n' >Makefile
 	echo '{"scripts": {"test": "y"}}' >package.json
 	run forge-verify
 	assert_success
 	run step_runs
-	assert_output make
+	assert_output 'make test'
 }
 
 @test "config steps override detection" {
@@ -390,6 +571,9 @@ JSON
 		[ -e got ]
 		[ "$(last_record | jq -r .verdict)" = ERROR ]
 		[ "$(last_record | jq -r .streak)" = 1 ]
+		[ "$(last_record | jq -r '.steps | length')" = 1 ]
+		[ "$(last_record | jq -r '.steps[0].reason')" = interrupted ]
+		[ "$(last_record | jq -r '.steps[0].name')" = command ]
 	done
 }
 

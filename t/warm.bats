@@ -57,7 +57,8 @@ teardown() { forge_test_teardown; }
 }
 
 @test "a background process left by a step does not hold the slot" {
-	run forge-verify --isolated --warm -- sh -c "sleep 30 >/dev/null 2>&1 & echo \$! >'$SCRATCH/bg.pid'"
+	# setsid: forge-timeout ends what a step leaves in its own process group.
+	run forge-verify --isolated --warm -- sh -c "setsid sh -c 'echo \$\$ >\"\$1\"; exec sleep 30' sh '$SCRATCH/bg.pid' >/dev/null 2>&1 & while [ ! -s '$SCRATCH/bg.pid' ]; do sleep 0.05; done"
 	assert_success
 	kill -0 "$(cat "$SCRATCH/bg.pid")" # still running
 	run forge-verify --isolated --warm -- sh -c pwd
