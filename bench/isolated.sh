@@ -7,6 +7,8 @@
 #   (b) forge-verify --isolated -- true
 #   (c) forge-verify --isolated --warm -- true   (after one warm-up run)
 #   (d) git status --porcelain
+#   (g) forge-verify --isolated --warm --sandbox -- true   (the slot's sandbox
+#       kept between runs; SANDBOX=0 skips it)
 #
 # and, on a small npm project with one dev dependency and a lockfile (its
 # setup, npm ci, needs the npm registry; NPM=0 skips it):
@@ -15,9 +17,11 @@
 #   (f) forge-verify --isolated --warm -- npm test   (warm, lockfile unchanged)
 #
 # Prints the median of RUNS (5) rounds (each round runs every variant once)
-# and the ratios b/a, c/b, c/d, f/e. The pool goes to a temporary
-# XDG_CACHE_HOME, removed at the end.
-# Usage: bench/isolated.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP, NPM)
+# and the ratios b/a, c/b, c/d, g/c, f/e. The pool goes to a temporary
+# XDG_CACHE_HOME, the sandboxes' state to a temporary XDG_STATE_HOME, both
+# removed at the end. The sandbox uses $FORGE_CONFIG when set, else the
+# namespace backend with the host's root filesystem (no Docker needed).
+# Usage: bench/isolated.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP, NPM, SANDBOX)
 set -eu
 
 FILES=${FILES:-20000}
@@ -35,11 +39,19 @@ if [ -z "${FORGE_VERIFY:-}" ]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
-cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$work"; }
+# The slot's sandbox goes with the pool (--prune), before its folders.
+cleanup() {
+	[ "${SANDBOX:-1}" = 0 ] || (cd "$work/repo" 2>/dev/null && "$FORGE_VERIFY" --prune) >/dev/null 2>&1 || :
+	[ -n "${KEEP:-}" ] || rm -rf "$work"
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 repo=$work/repo
-export XDG_CACHE_HOME="$work/cache"
+export XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state"
+if [ "${SANDBOX:-1}" != 0 ] && [ -z "${FORGE_CONFIG:-}" ]; then
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$work/sandbox.json"
+	export FORGE_CONFIG="$work/sandbox.json"
+fi
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
 git config --global user.name bench
 git config --global user.email bench@example.invalid
@@ -91,18 +103,22 @@ bare_worktree() {
 
 time_ms "$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null # warm-up: creates the slot
 time_ms "$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null # ...and settles its index
+[ "${SANDBOX:-1}" = 0 ] || time_ms "$FORGE_VERIFY" -q --isolated --warm --sandbox -- true >/dev/null # starts the slot's sandbox
 # Round robin: writing 80 MB per checkout builds up a write-back backlog that
 # slows whatever runs later, so each round runs every variant once.
-: >"$work/a" && : >"$work/b" && : >"$work/c" && : >"$work/d"
+: >"$work/a" && : >"$work/b" && : >"$work/c" && : >"$work/d" && : >"$work/g"
 n=0
 while [ "$n" -lt "$RUNS" ]; do
 	time_ms bare_worktree >>"$work/a"
 	time_ms "$FORGE_VERIFY" -q --isolated -- true >>"$work/b"
 	time_ms "$FORGE_VERIFY" -q --isolated --warm -- true >>"$work/c"
 	time_ms git status --porcelain >>"$work/d"
+	[ "${SANDBOX:-1}" = 0 ] || time_ms "$FORGE_VERIFY" -q --isolated --warm --sandbox -- true >>"$work/g"
 	n=$((n + 1))
 done
 a=$(median "$work/a") b=$(median "$work/b") c=$(median "$work/c") d=$(median "$work/d")
+g=''
+[ "${SANDBOX:-1}" = 0 ] || g=$(median "$work/g")
 
 e='' f=''
 if [ "${NPM:-1}" != 0 ] && command -v npm >/dev/null 2>&1; then
@@ -145,6 +161,10 @@ printf '%-46s %8d\n' "(c) forge-verify --isolated --warm -- true" "$c"
 printf '%-46s %8d\n' "(d) git status --porcelain" "$d"
 printf 'b/a = %s (target <= 1.15)   c/b = %s (target <= 0.05)   c/d = %s\n' \
 	"$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$d")"
+if [ -n "$g" ]; then
+	printf '%-46s %8d\n' "(g) --isolated --warm --sandbox -- true" "$g"
+	printf 'g/c = %s (the slot'"'"'s sandbox, kept between runs)\n' "$(ratio "$g" "$c")"
+fi
 if [ -n "$e" ]; then
 	printf '%-46s %8d\n' "(e) npm project, --isolated (npm ci each run)" "$e"
 	printf '%-46s %8d\n' "(f) npm project, --isolated --warm (2nd+ run)" "$f"

@@ -26,6 +26,7 @@ forge_config_texts() {
 	  "verify.isolated.setup[].timeout": "seconds",
 	  "verify.isolated.setupKey": "relpath[]",
 	  "verify.keepRuns": "count",
+	  "verify.sandbox": "boolean",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
 	  "sandbox.backend": "string",

@@ -429,6 +429,7 @@ forge_copy_prune() {
 		forge_is_real_dir "$forge_prune_tmp" || continue
 		forge_copy_tmp_alive "$forge_prune_tmp" && continue
 		forge_prune_note "$forge_prune_tmp"
+		forge_contain_forget "$forge_prune_tmp"
 		forge_rm_tree "$forge_prune_tmp" || :
 	done
 	return 0
@@ -697,6 +698,7 @@ forge_pool_remove() {
 		# last, so a run that starts meanwhile finds the slot gone or whole.
 		exec 8>>"$forge_prune_lock" || continue
 		if flock -n 8; then
+			forge_contain_forget "$forge_prune_slot"
 			for forge_prune_path in "$forge_prune_slot" "$forge_prune_slot.state"; do
 				[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
 				forge_prune_note "$forge_prune_path"

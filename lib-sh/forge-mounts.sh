@@ -123,6 +123,7 @@ forge_mounts_custom() {
 		forge_warn "$3: $2 resolves to $forge_canon: $forge_path_why; skipped"
 		return 0
 	fi
+	forge_mounts_hidden_ok "$forge_canon" "$3" || return 0
 	forge_mcu_rest=$forge_mounts_reserved
 	while [ -n "$forge_mcu_rest" ]; do
 		forge_mcu_path=${forge_mcu_rest%%'
@@ -184,8 +185,13 @@ forge_mounts_optional() {
 # "create", a missing hooks dir, .forge or scratch directory is created (up);
 # without, nothing on disk changes (plan). Exits 65 when the worktree or a git
 # dir cannot be mounted, 73 when the hooks dir or .forge cannot be protected.
+# With forge_mounts_source set (forge-verify --isolated --sandbox), ROOT is an
+# isolated copy of that worktree: the copy takes the worktree's place, the
+# object stores it borrows are mounted read-only, and nothing that is, holds
+# or lies in the source worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
 	forge_mounts= forge_mounts_reserved= forge_mounts_custom=
+	forge_mounts_hidden_set
 	forge_mounts_must "$1" worktree
 	forge_mounts_candidate rw "$1" worktree
 
@@ -217,6 +223,7 @@ forge_mounts_plan() {
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
 	forge_mounts_protect "$1/.forge" 'evidence dir' "${2:-}"
+	[ -z "${forge_mounts_source:-}" ] || forge_mounts_borrowed "$forge_mp_common/objects"
 
 	# The project read-only: it always holds the read-write git common dir
 	# (<project>/.git), and msb cannot mount a folder read-only around a
@@ -243,6 +250,7 @@ forge_mounts_plan() {
 	fi
 	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.toolOutputDir &&
 		forge_canon_dir "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+		forge_mounts_hidden_ok "$forge_canon" sandbox.toolOutputDir &&
 		forge_mounts_optional "$forge_canon" 'tool output dir'; then
 		forge_mounts_candidate ro "$forge_canon" 'tool output dir'
 	fi
@@ -254,6 +262,7 @@ forge_mounts_plan() {
 	fi
 	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir &&
 		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+		forge_mounts_hidden_ok "$forge_canon" sandbox.scratchDir &&
 		forge_mounts_scratch_allowed "$forge_canon"; then
 		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
 			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
@@ -418,4 +427,78 @@ forge_mounts_project() {
 	[ "$forge_mp_bare" != true ] || return 1
 	forge_mp_project=${forge_mp_common%/.git}
 	[ -d "$forge_mp_project" ]
+}
+
+# --- the plan of an isolated copy (forge-verify --isolated --sandbox) ----------
+
+# forge_mounts_hidden_set: sets forge_mounts_hidden to the paths a copy's
+# sandbox must not see, one per line: the source worktree forge_mounts_source
+# and its git dir and common dir (canonical). Empty without a source.
+forge_mounts_hidden_set() {
+	forge_mounts_hidden=
+	[ -n "${forge_mounts_source:-}" ] || return 0
+	forge_mounts_hidden=$forge_mounts_source'
+'
+	forge_mh_dir=$(forge_git -C "$forge_mounts_source" rev-parse --absolute-git-dir) ||
+		forge_die 69 "cannot find the git dir of $forge_mounts_source"
+	forge_canon_dir "$forge_mh_dir" || forge_die 69 "cannot resolve the git dir $forge_mh_dir"
+	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
+'
+	forge_git_common_dir "$forge_mounts_source" || forge_die 69 "cannot find the git common dir of $forge_mounts_source"
+	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
+	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
+'
+}
+
+# forge_mounts_hidden_ok PATH WHAT: true when PATH (canonical) neither is,
+# holds nor lies in a hidden path; otherwise warns (naming WHAT) and returns 1.
+forge_mounts_hidden_ok() {
+	forge_mho_rest=${forge_mounts_hidden:-}
+	while [ -n "$forge_mho_rest" ]; do
+		forge_mho_path=${forge_mho_rest%%'
+'*}
+		forge_mho_rest=${forge_mho_rest#*'
+'}
+		if forge_path_within "$1" "$forge_mho_path" || forge_path_within "$forge_mho_path" "$1"; then
+			forge_warn "$2: $1 is not mounted in the sandbox of an isolated copy: it would show the real worktree or its repository ($forge_mho_path)"
+			return 1
+		fi
+	done
+	return 0
+}
+
+# forge_mounts_borrowed OBJECTS: offers, read-only, every object store the
+# copy's OBJECTS folder borrows through objects/info/alternates (the
+# source's, and the stores that one borrows in turn, one level deeper): git in
+# the copy reads its history there, and nothing else of the source is seen.
+forge_mounts_borrowed() {
+	forge_mb_queue=$1/info/alternates'
+'
+	forge_mb_depth=0
+	while [ -n "$forge_mb_queue" ] && [ "$forge_mb_depth" -lt 3 ]; do
+		forge_mb_next=
+		while [ -n "$forge_mb_queue" ]; do
+			forge_mb_file=${forge_mb_queue%%'
+'*}
+			forge_mb_queue=${forge_mb_queue#*'
+'}
+			[ -f "$forge_mb_file" ] && [ ! -L "$forge_mb_file" ] || continue
+			forge_mb_base=${forge_mb_file%/info/alternates}
+			while IFS= read -r forge_mb_line || [ -n "$forge_mb_line" ]; do
+				case $forge_mb_line in
+				'' | '#'* | '"'*) continue ;;
+				/*) forge_mb_path=$forge_mb_line ;;
+				*) forge_mb_path=$forge_mb_base/$forge_mb_line ;;
+				esac
+				forge_canon_dir "$forge_mb_path" || continue
+				forge_mounts_optional "$forge_canon" 'object store' || continue
+				forge_mounts_candidate ro "$forge_canon" 'object store'
+				forge_mb_next=$forge_mb_next$forge_canon/info/alternates'
+'
+			done <"$forge_mb_file"
+		done
+		forge_mb_queue=$forge_mb_next
+		forge_mb_depth=$((forge_mb_depth + 1))
+	done
+	return 0
 }

@@ -11,8 +11,10 @@ forge_msb_find() {
 	if [ -n "${FORGE_MSB:-}" ]; then
 		forge_msb=$FORGE_MSB
 		case $forge_msb in /*) ;; *) return 1 ;; esac
-		[ -f "$forge_msb" ] && [ -x "$forge_msb" ]
-		return
+		# An explicit status: a bare return in an EXIT trap gives bash's
+		# exit status, not this test's.
+		[ -f "$forge_msb" ] && [ -x "$forge_msb" ] && return 0
+		return 1
 	fi
 	forge_find_program msb || return 1
 	forge_msb=$forge_program

@@ -955,3 +955,74 @@ $forge_pr_name
 	done
 	return "$forge_pr_failed"
 }
+
+# --- either backend ------------------------------------------------------------------
+
+# forge_sandbox_prepare ROOT NAME [create]: the plan of sandbox NAME for the
+# worktree at ROOT on forge_backend (forge_sandbox_backend first): the mount
+# plan and network policy, and for the namespace backend their rendering as
+# the bwrap argv. With "create", what up needs on disk is made.
+forge_sandbox_prepare() {
+	forge_sandbox_plan "$1" "$2" "${3:-}"
+	[ "$forge_backend" != bwrap ] || forge_bwrap_render "$1" "$2" "${3:-}"
+}
+
+# forge_sandbox_bring_up ROOT NAME [recreate|restart]: adopts or creates
+# sandbox NAME on forge_backend, after forge_sandbox_prepare ROOT NAME create:
+# what `forge-sandbox up` does (and forge-verify --sandbox).
+# Concurrent ups of one sandbox (two forge-verify --sandbox runs, say) take
+# turns (forge_sandbox_lock), so the second adopts what the first made.
+forge_sandbox_bring_up() {
+	forge_sandbox_lock "$2"
+	if [ "$forge_backend" = bwrap ]; then
+		forge_bwrap_up "$1" "$2" "${3:-}"
+	else
+		forge_sandbox_up "$1" "$2" "${3:-}"
+	fi
+	forge_sandbox_unlock "$2"
+}
+
+# forge_sandbox_lock NAME: takes the lock on bringing up sandbox NAME, the
+# folder ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.up made
+# with mkdir (atomic) and owned by this process (its "owner" file: PID and
+# start time). A lock whose owner is gone (a killed run) is taken over.
+# Waits up to FORGE_SANDBOX_WAIT (30) seconds, then exits 75.
+forge_sandbox_lock() {
+	forge_sandbox_registry "$1"
+	forge_sl_dir=$forge_sandbox_registry_dir/$1.up
+	forge_sl_wait=${FORGE_SANDBOX_WAIT:-30}
+	forge_is_uint "$forge_sl_wait" ||
+		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sl_wait'"
+	mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null ||
+		forge_die 73 "cannot create $forge_sandbox_registry_dir"
+	forge_sl_tries=0
+	until mkdir -m 700 -- "$forge_sl_dir" 2>/dev/null; do
+		if [ -L "$forge_sl_dir" ] || [ ! -d "$forge_sl_dir" ]; then
+			forge_die 73 "$forge_sl_dir is not a folder; refusing to use it as a lock"
+		fi
+		# A lock without an owner yet is being taken right now.
+		if [ -f "$forge_sl_dir/owner" ] && ! forge_copy_owner_alive "$forge_sl_dir/owner"; then
+			mv -- "$forge_sl_dir" "$forge_sl_dir.stale.$$" 2>/dev/null &&
+				rm -rf -- "$forge_sl_dir.stale.$$"
+			continue
+		fi
+		[ "$forge_sl_tries" -lt "$((forge_sl_wait * 10))" ] ||
+			forge_die 75 "$1 is being brought up by another process (lock $forge_sl_dir); try again later"
+		[ "$forge_sl_tries" != 0 ] || forge_say "waiting for another process bringing up $1"
+		sleep 0.1
+		forge_sl_tries=$((forge_sl_tries + 1))
+	done
+	forge_copy_owner >"$forge_sl_dir/owner" || forge_die 73 "cannot write $forge_sl_dir/owner"
+}
+
+# forge_sandbox_unlock NAME: releases the lock forge_sandbox_lock took, if
+# this process holds it.
+forge_sandbox_unlock() {
+	forge_sandbox_registry "$1"
+	forge_sul_dir=$forge_sandbox_registry_dir/$1.up
+	[ -d "$forge_sul_dir" ] && [ ! -L "$forge_sul_dir" ] || return 0
+	forge_sul_me=$(forge_copy_owner)
+	forge_read_file "$forge_sul_dir/owner" 2>/dev/null || return 0
+	[ "$forge_file" = "$forge_sul_me" ] || return 0
+	rm -rf -- "$forge_sul_dir"
+}

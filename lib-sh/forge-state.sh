@@ -291,6 +291,7 @@ forge_timeline_append() {
 # then prunes old runs. Sets forge_record_json to the event. The values go to
 # jq on its standard input, NUL-separated, never as arguments: any of them
 # may start with "-" or be longer than an argument can be.
+# forge_record_sandbox is the "sandbox" value (JSON; null when unset).
 forge_record() {
 	forge_breaker_update "$1" "$forge_threshold"
 	# shellcheck disable=SC2016 # a jq program, not shell
@@ -299,13 +300,14 @@ forge_record() {
 	forge_record_json=$({ printf '%s\0' "$@" && printf .; } | jq -R -s -c \
 		--arg ts "$forge_ts" --arg run "$forge_run_id" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
+		--argjson sandbox "${forge_record_sandbox:-null}" \
 		'def nullable: if . == "" then null else . end;
 		 split("\u0000")[:-1] as $a
 		 | ($a[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
 		   | {name: .[0], run: .[1], exit: (.[2] | tonumber), ms: (.[3] | tonumber),
 		      reason: (.[4] | nullable),
 		      log: ".forge/runs/\($run)/\($i / 5 + 1)-\(.[0] | gsub("[^A-Za-z0-9._-]"; "_")).log"}]) as $steps
-		 | {ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson),
+		 | {ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson), sandbox: $sandbox,
 		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable),
 		    steps: $steps, streak: $streak, breaker: $breaker}') ||
 		forge_die 70 "jq failed while recording the verdict"

@@ -169,7 +169,6 @@ forge_status_stop() {
 forge_step_exec() {
 	forge_step_log=$1 forge_step_limit=$2
 	shift 2
-	forge_helper_path forge-timeout
 	forge_ms_now
 	forge_step_start=$forge_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
@@ -186,11 +185,11 @@ forge_step_exec() {
 			rm -f -- "$forge_step_fifo"
 		) 9>&- &
 		forge_tee_pid=$!
-		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
+		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
 			</dev/null >"$forge_step_fifo" 2>&1 9>&- &
 	else
 		forge_status_start "${forge_step_status:-${forge_step_log##*/}}"
-		(cd -- "$forge_exec_dir" && exec "$forge_helper" -k 5 "$forge_step_limit" "$@") \
+		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
 			</dev/null >"$forge_step_log" 2>&1 9>&- &
 	fi
 	forge_step_pid=$!
@@ -378,6 +377,7 @@ forge_report_human() {
 		def secs: "\(. / 1000 | floor).\(. % 1000 / 100 | floor)s";
 		"Run \(.run) at \(.ts): \(.verdict)",
 		"  isolated: \(.isolated)  change: \(.change // "-")  head: \(.head // "-")",
+		(.sandbox // empty | "  sandbox: \(.name) (\(.backend))"),
 		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),
 		"  breaker: \(.breaker) (streak \(.streak))",
 		"  logs: .forge/runs/\(.run)/"'

@@ -69,3 +69,15 @@ readme() { tr -s ' \n' '  ' <"$abs_top_srcdir/README.md"; }
 	assert_output --partial 'a repository, or the agent in its sandbox, can name'
 	assert_output --partial 'a directory or a block device is refused'
 }
+
+@test "docs: forge-verify --sandbox, its record field and exit 69 (forge-verify(1)); the careful combination and its limits (README)" {
+	run rendered forge-verify.1
+	assert_output --partial '[--sandbox]'
+	assert_output --partial 'The record'"'"'s sandbox is {"name": NAME, "backend": "msb"|"bwrap"} when the steps ran in one, else null'
+	assert_output --partial 'is an ERROR with exit 69 and the reason; no step runs, never on the host'
+	assert_output --partial 'with --sandbox, no sandbox could be had'
+	run readme
+	assert_output --partial '### Verifying untrusted changes: `--isolated --sandbox`'
+	assert_output --partial 'forge-verify --isolated --warm --sandbox --change "$TASK" --json'
+	assert_output --partial 'A namespace sandbox shares the host'"'"'s kernel'
+}
