@@ -229,7 +229,6 @@ TABLE
 	[ -z "$stderr" ]
 	# mountProjectReadonly false: no project candidate either.
 	write_config '{"sandbox": {"mountProjectReadonly": false}}'
-	cp forge.json "$wt/forge.json"
 	run --separate-stderr forge-sandbox plan "$wt"
 	assert_success
 	[ -z "$stderr" ]
@@ -554,7 +553,6 @@ TABLE
 	export API_TOKEN=x FORGE_T_SET=y
 	git worktree add -q "$SCRATCH/wt" 2>/dev/null
 	write_config '{"sandbox": {"resources": {"memory": "1.5g"}, "network": {"allow": ["*.example.com"], "env": ["FORGE_T_SET"], "secrets": [{"env": "API_TOKEN", "hosts": ["api.example.com"]}]}, "mounts": [{"host": "/usr"}]}}'
-	cp forge.json "$SCRATCH/wt/"
 	want=$(forge-sandbox plan "$SCRATCH/wt")
 	for shell in dash 'busybox sh'; do
 		command -v "${shell%% *}" >/dev/null || { [ "${CI:-}" != true ] || fail "$shell missing"; continue; }
