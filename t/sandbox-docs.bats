@@ -66,6 +66,15 @@ readme() { tr -s ' \n' '  ' <"$abs_top_srcdir/README.md"; }
 	assert_output --partial 'What neither backend can stop.'
 	assert_output --partial 'plant a commondir file in a git dir that has none'
 	assert_output --partial 'add a nested repository as a submodule'
-	assert_output --partial 'a repository, or the agent in its sandbox, can name'
+	assert_output --partial 'A repository cannot widen its own sandbox.'
 	assert_output --partial 'a directory or a block device is refused'
+}
+
+@test "docs: what the sandbox may reach is never taken from the repository's forge.json (forge-sandbox(1), forge(7), README)" {
+	run rendered forge-sandbox.1
+	assert_output --partial 'sandbox.mounts, sandbox.scratchDir, sandbox.toolOutputDir, sandbox.mountProjectReadonly, sandbox.network (allow, env and secrets) and loop.allowExternalDirectories, is taken only from the files the user controls'
+	run rendered forge.7
+	assert_output --partial 'verify.sandbox may turn the sandbox on (true) but not off'
+	run readme
+	assert_output --partial "count only from the user's file, \`\$FORGE_CONFIG\` or \`--config\`"
 }
