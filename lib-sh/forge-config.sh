@@ -1,5 +1,6 @@
 # forge-config.sh — configuration: defaults < user file < forge.json <
-# $FORGE_CONFIG < --config, merged key by key with jq (SPEC section 6).
+# $FORGE_CONFIG < --config, merged key by key with jq (SPEC section 6);
+# the repository's forge.json cannot widen the sandbox.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
@@ -119,13 +120,29 @@ forge_config_texts() {
 	      "E\t\($file | show): key \($where): expected \(expected($t)), got \($x | tojson | .[:40] | show)"
 	    elif $t == "object" then check($file; $path; $where; $x)
 	    else empty end;
+	# The keys that decide what the sandbox may reach: a repository is
+	# untrusted (SPEC section 2), so its forge.json may not set them.
+	def reach: ["sandbox", "mounts"], ["sandbox", "scratchDir"], ["sandbox", "toolOutputDir"],
+	  ["sandbox", "mountProjectReadonly"], ["sandbox", "network"], ["loop", "allowExternalDirectories"];
+	def present($v; $p): ($v | getpath($p[:1]) | type) == "object" and ($v | getpath($p[:1]) | has($p[1]));
+	# Of the repository file $v: the paths it may not set. verify.sandbox may
+	# turn the sandbox on (true), never off.
+	def refused($v): [reach | select(present($v; .))]
+	  + (if present($v; ["verify", "sandbox"]) and $v.verify.sandbox != true then [["verify", "sandbox"]] else [] end);
+	def refusal($f; $p):
+	  "W\t\($f | show): key \($p | join(".")) is ignored in a repository'"'"'s forge.json"
+	  + (if $p == ["verify", "sandbox"] then " (a repository cannot turn its sandbox off)"
+	     else " (a repository cannot widen its own sandbox)" end)
+	  + "; set it in \($user | show), $FORGE_CONFIG or --config";
 	$ARGS.named as $a
-	| [range(0; $count) | {file: $a["n\(.)"], text: $a["t\(.)"]}] as $files
-	| [ $files[] | .file as $f
+	| [range(0; $count) | {file: $a["n\(.)"], text: $a["t\(.)"], repo: (. == $repo)}] as $files
+	| [ $files[] | .file as $f | .repo as $untrusted
 	    | (try {ok: (.text | fromjson)}
 	       catch {err: "E\t\($f | show): invalid JSON: \(tostring | split(" (while parsing")[0] | .[:200] | show)"}) as $r
 	    | if $r.err then {msgs: [$r.err]}
 	      elif ($r.ok | type) != "object" then {msgs: ["E\t\($f | show): expected a JSON object at the top level, got \($r.ok | type)"]}
+	      elif $untrusted then refused($r.ok) as $no
+	        | {msgs: [check($f; ""; ""; $r.ok), ($no[] | refusal($f; .))], value: ($r.ok | delpaths($no))}
 	      else {msgs: [check($f; ""; ""; $r.ok)], value: $r.ok} end ] as $parsed
 	| ($parsed | map(.msgs[])) as $msgs
 	| $msgs[],
@@ -138,15 +155,23 @@ forge_config_texts() {
 # forge_config_load ROOT [FILE]: loads and merges the configuration for the
 # repository at ROOT (may be empty: no forge.json) plus an explicit FILE
 # (--config). Sets forge_config to the merged JSON. Exits 65 naming the file
-# and key on invalid JSON or a wrong type; warns about unknown keys.
+# and key on invalid JSON or a wrong type; warns about unknown keys, and
+# about the keys ROOT/forge.json may not set (what the sandbox may reach;
+# verify.sandbox false), which it ignores.
 forge_config_load() {
 	forge_config_root=$1
 	forge_config_cli=${2:-}
 	set --
 	forge_config_user="${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/forge/config.json"
 	[ -f "$forge_config_user" ] && set -- "$@" "$forge_config_user"
-	[ -n "$forge_config_root" ] && [ -f "$forge_config_root/forge.json" ] &&
+	# The repository's own forge.json is untrusted: forge_config_repo_n is its
+	# index among the files (-1: none). $FORGE_CONFIG and --config are the
+	# user's choice, whatever file they name.
+	forge_config_repo_n=-1
+	if [ -n "$forge_config_root" ] && [ -f "$forge_config_root/forge.json" ]; then
+		forge_config_repo_n=$#
 		set -- "$@" "$forge_config_root/forge.json"
+	fi
 	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
 	[ -n "$forge_config_cli" ] && set -- "$@" "$forge_config_cli"
 	for forge_config_f in "$@"; do
@@ -201,7 +226,8 @@ forge_config_run() {
 		forge_config_n=$((forge_config_n + 1))
 	done
 	jq -n -r --argjson schema "$forge_config_schema" --argjson defaults "$forge_config_defaults" \
-		--argjson count "$forge_config_n" "$@" "$forge_config_jq"
+		--argjson count "$forge_config_n" --argjson repo "${forge_config_repo_n:--1}" \
+		--arg user "${forge_config_user:-}" "$@" "$forge_config_jq"
 }
 
 # forge_config_get KEY: prints the merged value of a dotted KEY (strings raw,

@@ -55,7 +55,7 @@ cfg() {
 }
 
 @test "arrays are replaced, not concatenated" {
-	echo '{"sandbox": {"network": {"allow": ["a.example.com", "b.example.com"]}}}' >forge.json
+	echo '{"sandbox": {"network": {"allow": ["a.example.com", "b.example.com"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
 	echo '{"sandbox": {"network": {"allow": ["c.example.com"]}}}' >"$SCRATCH/cli.json"
 	run cfg sandbox.network.allow "$SCRATCH/cli.json"
 	assert_output '["c.example.com"]'
@@ -142,18 +142,113 @@ cfg() {
 
 @test "config values are never evaluated by a shell (except verify.steps[].run)" {
 	cat >forge.json <<JSON
-{"sandbox": {"image": "\$(touch $SCRATCH/m1)", "network": {"allow": ["\`touch $SCRATCH/m2\`", "a;touch $SCRATCH/m3"]}},
+{"sandbox": {"image": "\$(touch $SCRATCH/m1)"},
  "verify": {"steps": [{"name": "\$(touch $SCRATCH/m4)", "run": "true"}]}}
 JSON
+	# The network policy only counts from the user's files.
+	cat >"$SCRATCH/env.json" <<JSON
+{"sandbox": {"network": {"allow": ["\`touch $SCRATCH/m2\`", "a;touch $SCRATCH/m3"]}}}
+JSON
+	export FORGE_CONFIG=$SCRATCH/env.json
 	run forge-verify
 	assert_success
 	run cfg sandbox.image
-	[ ! -e "$SCRATCH/m1" ] && [ ! -e "$SCRATCH/m2" ] && [ ! -e "$SCRATCH/m3" ] && [ ! -e "$SCRATCH/m4" ]
+	run cfg sandbox.network.allow
+	[ ! -e "$SCRATCH/m1" ]
+	[ ! -e "$SCRATCH/m2" ]
+	[ ! -e "$SCRATCH/m3" ]
+	[ ! -e "$SCRATCH/m4" ]
 }
 
 @test "a 10 MB config file is read (no argument-size limit)" {
-	jq -n '{verify: {timeout: 9}, loop: {allowExternalDirectories: [range(0; 400000) | "/some/long/path/\(.)"]}}' >forge.json
-	[ "$(stat -c %s forge.json)" -gt 10000000 ]
-	run cfg verify.timeout
+	jq -n '{verify: {timeout: 9}, loop: {allowExternalDirectories: [range(0; 400000) | "/some/long/path/\(.)"]}}' >"$SCRATCH/big.json"
+	[ "$(stat -c %s "$SCRATCH/big.json")" -gt 10000000 ]
+	run cfg verify.timeout "$SCRATCH/big.json"
 	assert_output 9
+}
+
+# The keys that decide what the sandbox may reach, each with a value that
+# differs from the default.
+reach_keys() {
+	cat <<KEYS
+sandbox.mounts	{"sandbox": {"mounts": [{"host": "$HOME/.ssh", "readonly": false}]}}
+sandbox.scratchDir	{"sandbox": {"scratchDir": "/etc"}}
+sandbox.toolOutputDir	{"sandbox": {"toolOutputDir": "/etc"}}
+sandbox.mountProjectReadonly	{"sandbox": {"mountProjectReadonly": false}}
+sandbox.network	{"sandbox": {"network": {"allow": ["*"], "env": ["AWS_SECRET_ACCESS_KEY"], "secrets": [{"env": "GITHUB_TOKEN", "hosts": ["evil.example"]}]}}}
+loop.allowExternalDirectories	{"loop": {"allowExternalDirectories": ["/"]}}
+KEYS
+}
+
+@test "the repository's forge.json cannot set what the sandbox may reach: ignored with a warning; the user's files can" {
+	n=0
+	while IFS=$'\t' read -r key json; do
+		n=$((n + 1))
+		want=$(jq -r --arg k "$key" 'getpath($k | split(".")) | if type == "string" then . else tojson end' <<<"$json")
+		default=$(cfg "$key")
+		printf '%s\n' "$json" >forge.json
+		run --separate-stderr cfg "$key"
+		assert_success
+		assert_output "$default"
+		[ "$stderr" = "cfg: warning: $REPO/forge.json: key $key is ignored in a repository's forge.json (a repository cannot widen its own sandbox); set it in $XDG_CONFIG_HOME/forge/config.json, \$FORGE_CONFIG or --config" ]
+		rm forge.json
+		# The user file, $FORGE_CONFIG, --config: applied, nothing said.
+		printf '%s\n' "$json" >"$XDG_CONFIG_HOME/forge/config.json"
+		run --separate-stderr cfg "$key"
+		assert_output "$want"
+		[ -z "$stderr" ]
+		rm "$XDG_CONFIG_HOME/forge/config.json"
+		printf '%s\n' "$json" >"$SCRATCH/env.json"
+		FORGE_CONFIG=$SCRATCH/env.json run --separate-stderr cfg "$key"
+		assert_output "$want"
+		[ -z "$stderr" ]
+		run --separate-stderr cfg "$key" "$SCRATCH/env.json"
+		assert_output "$want"
+		[ -z "$stderr" ]
+	done < <(reach_keys)
+	[ "$n" -eq 6 ]
+}
+
+@test "the repository's forge.json: below a user's setting it changes nothing; other keys still apply; wrong types still exit 65" {
+	echo '{"sandbox": {"network": {"allow": ["pypi.org"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	echo '{"sandbox": {"image": "repo:1", "network": {"allow": ["*"]}}, "verify": {"timeout": 7}}' >forge.json
+	run --separate-stderr cfg sandbox.network.allow
+	assert_output '["pypi.org"]'
+	[[ $stderr == *"key sandbox.network is ignored"* ]]
+	run cfg sandbox.image
+	assert_output --partial repo:1
+	run cfg verify.timeout
+	assert_output --partial 7
+	echo '{"loop": {"allowExternalDirectories": "/"}}' >forge.json
+	run cfg loop.allowExternalDirectories
+	assert_failure 65
+	assert_output --partial "$REPO/forge.json: key loop.allowExternalDirectories: expected an array"
+}
+
+@test "\$FORGE_CONFIG or --config naming the repository's forge.json is the user's choice: trusted" {
+	echo '{"sandbox": {"scratchDir": "/srv/scratch"}}' >forge.json
+	FORGE_CONFIG=$REPO/forge.json run cfg sandbox.scratchDir
+	assert_line /srv/scratch
+	run cfg sandbox.scratchDir "$REPO/forge.json"
+	assert_line /srv/scratch
+	# Read as the repository's own file too: that layer is still ignored.
+	assert_line --partial "key sandbox.scratchDir is ignored"
+}
+
+@test "verify.sandbox: the repository's forge.json may turn the sandbox on, not off" {
+	echo '{"verify": {"sandbox": true}}' >forge.json
+	run --separate-stderr cfg verify.sandbox
+	assert_output true
+	[[ $stderr != *"is ignored"* ]]
+	echo '{"verify": {"sandbox": true}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	echo '{"verify": {"sandbox": false}}' >forge.json
+	run --separate-stderr cfg verify.sandbox
+	assert_output true
+	[[ $stderr == *"cfg: warning: $REPO/forge.json: key verify.sandbox is ignored in a repository's forge.json (a repository cannot turn its sandbox off); set it in "* ]]
+	# The user's own files may turn it off.
+	echo '{"verify": {"sandbox": false}}' >"$SCRATCH/env.json"
+	FORGE_CONFIG=$SCRATCH/env.json run --separate-stderr cfg verify.sandbox
+	assert_output false
+	run --separate-stderr cfg verify.sandbox "$SCRATCH/env.json"
+	assert_output false
 }

@@ -66,7 +66,7 @@ readme() { tr -s ' \n' '  ' <"$abs_top_srcdir/README.md"; }
 	assert_output --partial 'What neither backend can stop.'
 	assert_output --partial 'plant a commondir file in a git dir that has none'
 	assert_output --partial 'add a nested repository as a submodule'
-	assert_output --partial 'a repository, or the agent in its sandbox, can name'
+	assert_output --partial 'A repository cannot widen its own sandbox.'
 	assert_output --partial 'a directory or a block device is refused'
 }
 
@@ -80,4 +80,14 @@ readme() { tr -s ' \n' '  ' <"$abs_top_srcdir/README.md"; }
 	assert_output --partial '### Verifying untrusted changes: `--isolated --sandbox`'
 	assert_output --partial 'forge-verify --isolated --warm --sandbox --change "$TASK" --json'
 	assert_output --partial 'A namespace sandbox shares the host'"'"'s kernel'
+}
+
+@test "docs: what the sandbox may reach is never taken from the repository's forge.json (forge-sandbox(1), forge(7), README)" {
+	run rendered forge-sandbox.1
+	assert_output --partial 'is taken only from the files the user controls'
+	assert_output --partial 'each of them is ignored with a warning naming the file and the key'
+	run rendered forge.7
+	assert_output --partial 'verify.sandbox may turn the sandbox on (true) but not off'
+	run readme
+	assert_output --partial "count only from the user's file, \`\$FORGE_CONFIG\` or \`--config\`"
 }

@@ -83,7 +83,7 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	run --separate-stderr forge-sandbox plan
 	[ -z "$stderr" ]
 	# Not asked for: nothing to say.
-	printf '{"sandbox": {"mountProjectReadonly": false}}\n' >forge.json
+	write_config '{"sandbox": {"mountProjectReadonly": false}}'
 	rm "$STUB_DIR/ls.out"
 	run --separate-stderr forge-sandbox up
 	assert_success

@@ -96,8 +96,16 @@ expected_name() {
 	printf 'forge-%s-%s\n' "${slug:-sandbox}" "$(printf '%s' "$real" | sha256sum | cut -c1-8)"
 }
 
-# write_config JSON: the repository's forge.json.
+# write_config JSON: a configuration the user chose, as $FORGE_CONFIG (the
+# keys that decide what the sandbox may reach are ignored in the
+# repository's forge.json; write_repo_config writes that one).
 write_config() {
+	printf '%s\n' "$1" >"$SCRATCH/forge-config.json"
+	export FORGE_CONFIG="$SCRATCH/forge-config.json"
+}
+
+# write_repo_config JSON: the repository's own forge.json (untrusted).
+write_repo_config() {
 	printf '%s\n' "$1" >"$REPO/forge.json"
 }
 

@@ -227,7 +227,6 @@ sandboxes() {
 		{name: "history", run: "git log --oneline | grep -q initial"},
 		{name: "objects read-only", run: "! touch \"$FORGE_VERIFY_SOURCE/.git/objects/x\" 2>/dev/null"},
 		{name: "vandal", run: "rm -rf ./* .git/refs; echo pwned >\"$FORGE_VERIFY_SOURCE/README\"; git -C \"$FORGE_VERIFY_SOURCE\" update-ref refs/heads/main HEAD~0 2>/dev/null; true"}]}}')"
-	git -C "$REPO" add forge.json
 	before=$(tree_hash "$REPO")
 	run --separate-stderr forge-verify --isolated --sandbox --json
 	assert_success
