@@ -838,7 +838,7 @@ forge_isolated_setup_run() {
 	if [ -n "${2:-}" ] && forge_isolated_setup_current "$1" "$2/setup"; then
 		[ "${forge_quiet:-0}" = 1 ] ||
 			printf 'Setup: up to date in this warm slot (%s unchanged)\n' \
-				"$(printf '%s' "${forge_isolated_key:-the setup}" | tr '\n' ' ')" >&2
+				"$(printf '%s' "${forge_isolated_key:-the setup}" | forge_printable)" >&2
 		return 0
 	fi
 	[ -z "${2:-}" ] || rm -f -- "$2/setup"
@@ -852,7 +852,9 @@ forge_isolated_setup_run() {
 		forge_step_get "$forge_setup_n" "$forge_default_timeout"
 		forge_setup_n=$((forge_setup_n + 1))
 		forge_setup_log=setup-$forge_setup_n-$forge_step_file.log
-		forge_step_exec "$forge_run_dir/$forge_setup_log" "$forge_step_timeout" sh -c "$forge_step_run"
+		# Created as a step's log is: checked, mode 0600.
+		forge_run_log "setup-$forge_setup_n" "$forge_step_file"
+		forge_step_exec "$forge_run_log" "$forge_step_timeout" sh -c -- "$forge_step_run"
 		forge_exit_signal
 		if [ "${forge_quiet:-0}" != 1 ]; then
 			case $forge_step_exit in
@@ -860,8 +862,8 @@ forge_isolated_setup_run() {
 			124) forge_setup_result="ERROR timeout" ;;
 			*) forge_setup_result="ERROR exit $forge_step_exit" ;;
 			esac
-			printf 'Setup: %s (%s) %s %s\n' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
-				"$(forge_fmt_secs "$forge_step_ms")" >&2
+			printf 'Setup: %s (%s) %s %s' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
+				"$(forge_fmt_secs "$forge_step_ms")" | forge_printable >&2
 			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
 				tail -n 40 -- "$forge_run_dir/$forge_setup_log" >&2
 		fi

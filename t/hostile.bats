@@ -225,6 +225,48 @@ outside_untouched() {
 	for f in .forge/runs/*/*.log; do [ "$(stat -c %a "$f")" = 600 ]; done
 }
 
+@test "setup logs are 0600 in the 0700 run folder too, whatever the umask" {
+	forge_test_repo
+	umask 022
+	echo '{"verify": {"isolated": {"setup": [{"name": "de/ps", "run": "echo secret"}]}}}' >forge.json
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -q -- true
+		assert_success
+	done
+	[ "$(find .forge/runs -name 'setup-1-de_ps.log' | wc -l)" -eq 2 ]
+	for f in .forge/runs/*/setup-*.log; do [ "$(stat -c %a "$f")" = 600 ]; done
+}
+
+@test "escape sequences and C1 controls in step names and commands never reach the terminal raw" {
+	forge_test_repo
+	# ESC [31m (colour), ESC ] 0 ; ... BEL (retitle), U+009B (CSI), DEL.
+	printf '%s\n' '{"verify": {"steps": [{"name": "a\u001b[31mb\u009bc\u007f", "run": "true # \u001b]0;pwned\u0007 \u009b2J"}],' \
+		'  "isolated": {"setup": [{"name": "s\u001b[1m", "run": "true \u001b[2J"}]}}}' >forge.json
+	for mode in '' -v --isolated; do
+		run forge-verify $mode
+		assert_success
+		assert_output --partial 'Verify: a [31mb c  (true #  ]0;pwned   2J) ok'
+		run grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$output"
+		assert_output 0
+	done
+	run forge-verify --isolated
+	assert_output --partial 'Setup: s [1m (true  [2J) ok'
+	run forge-verify --report
+	assert_success
+	assert_output --partial '  a [31mb c  (true #  ]0;pwned   2J) ok'
+	run grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$output"
+	assert_output 0
+	# The record keeps the name and the command as they are.
+	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].run')" = $'true # \e]0;pwned\a \u009b2J' ]
+	# A missing command is named the same way.
+	printf '%s\n' '{"verify": {"steps": [{"name": "n", "run": "exit 127 # \u001b[2J"}]}}' >forge.json
+	run forge-verify
+	assert_failure 69
+	assert_output --partial "step 'n' (exit 127 #  [2J): not found"
+	run grep -c $'\x1b' <<<"$output"
+	assert_output 0
+}
+
 # --- special files: a FIFO, a device or a folder where a file belongs --------
 
 @test "a FIFO at each state file: 73 naming it within seconds, never a hang (also --breaker, --report, --reset)" {
