@@ -19,10 +19,10 @@
 
 # forge_read_file FILE: sets forge_file to FILE's whole content, less its
 # final newline (paths in git's files may hold newlines); returns 1 when FILE
-# cannot be read. Builtins only.
+# is not a readable regular file (a FIFO would block the read). Builtins only.
 forge_read_file() {
 	forge_file=
-	[ -r "$1" ] || return 1
+	[ -f "$1" ] && [ -r "$1" ] || return 1
 	forge_file_sep=
 	while IFS= read -r forge_file_line || [ -n "$forge_file_line" ]; do
 		forge_file=$forge_file$forge_file_sep$forge_file_line
@@ -544,7 +544,10 @@ forge_pool_acquire() {
 	forge_pool_slot=1
 	while :; do
 		forge_pool_lock=$forge_pool/$forge_pool_slot.lock
-		[ ! -L "$forge_pool_lock" ] || rm -f -- "$forge_pool_lock"
+		# Opening a FIFO would block; a link would lock what it points to.
+		if [ -L "$forge_pool_lock" ] || { [ -e "$forge_pool_lock" ] && [ ! -f "$forge_pool_lock" ]; }; then
+			forge_rm_tree "$forge_pool_lock" || forge_die 73 "cannot remove $forge_pool_lock"
+		fi
 		exec 9>>"$forge_pool_lock" || forge_die 73 "cannot create $forge_pool_lock"
 		flock -n 9 && break
 		exec 9>&-
@@ -556,6 +559,9 @@ forge_pool_acquire() {
 	forge_pool_state=$forge_pool/$forge_pool_slot.state
 	forge_pool_dir_prepare "$forge_pool_dir"
 	forge_pool_dir_prepare "$forge_pool_state"
+	# Scratch files are made anew each run (what was left there, a FIFO
+	# say, is never opened).
+	forge_rm_tree "$forge_pool_state/scratch" || forge_die 73 "cannot remove $forge_pool_state/scratch"
 	forge_pool_dir_prepare "$forge_pool_state/scratch"
 	forge_copy_name=${1##*/}
 	forge_copy_dir=$forge_pool_dir/${forge_copy_name:-repo}
@@ -606,6 +612,8 @@ forge_pool_reset() {
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
 		forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1 || return 1
 	fi
+	# Never written through what is there (cp would follow a link).
+	forge_rm_tree "$forge_pool_state/index" || return 1
 	cp -- "$forge_copy_dir/.git/index" "$forge_pool_state/index"
 }
 
@@ -874,6 +882,7 @@ forge_isolated_setup_run() {
 	[ -n "${2:-}" ] || return 0
 	# The stamp, then the keep paths that setup left (their loss means
 	# setting up again).
+	forge_rm_tree "$2/setup.$$" || forge_die 73 "cannot remove $2/setup.$$"
 	{
 		printf '%s\n' "$forge_setup_stamp"
 		forge_stamp_rest=$forge_isolated_keep

@@ -189,6 +189,27 @@ exit 0'
 	[ -z "$(ls -A "$SCRATCH/outside")" ]
 }
 
+@test "FIFOs and links in the pool (a lock, the source file, scratch files, the saved index) never block nor are written through" {
+	run forge-verify --isolated --warm -- true
+	assert_success
+	p=$(pool)
+	printf 'keep\n' >"$SCRATCH/target"
+	rm -f "$p/1.lock" "$p/source" "$p/1.state/index" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err"
+	mkfifo "$p/1.lock" "$p/source" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err"
+	ln -s "$SCRATCH/target" "$p/1.state/index"
+	echo change >>README
+	run timeout 60 forge-verify --isolated --warm -- grep -q change README
+	assert_success
+	[ "$(cat "$SCRATCH/target")" = keep ]
+	[ -f "$p/1.lock" ]
+	[ "$(cat "$p/source")" = "$(cd .git && pwd -P)" ]
+	# --prune does not read a FIFO at another pool's source file.
+	mkdir -p "$p/../0123456789abcdef"
+	mkfifo "$p/../0123456789abcdef/source"
+	run timeout 60 forge-verify --prune
+	assert_success
+}
+
 # --- forge-verify --prune -------------------------------------------------------------
 
 @test "--prune frees this repository's pool, copies of killed runs, pools of deleted repositories and the old in-repository pool" {
