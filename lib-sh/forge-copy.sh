@@ -136,7 +136,7 @@ forge_copy_git() {
 		fi
 		forge_copy_dir_arg=$1
 		shift
-		exec git -c core.hooksPath=/dev/null -C "$forge_copy_dir_arg" "$@"
+		exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$forge_copy_dir_arg" "$@"
 	)
 }
 

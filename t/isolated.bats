@@ -274,6 +274,32 @@ commit_files() {
 	[ ! -e "$SCRATCH/hook-ran" ]
 }
 
+@test "no fsmonitor program and no pager runs for the git commands forge runs (on a terminal too)" {
+	command -v script >/dev/null || fail "script(1) (bsdutils, essential on Debian) is required"
+	printf '#!/bin/sh\necho "$0" >>"%s/ran"\n' "$SCRATCH" >"$SCRATCH/fsmonitor"
+	printf '#!/bin/sh\necho "$0" >>"%s/ran"\ncat\n' "$SCRATCH" >"$SCRATCH/pager"
+	chmod +x "$SCRATCH/fsmonitor" "$SCRATCH/pager"
+	git config core.fsmonitor "$SCRATCH/fsmonitor"
+	git config core.pager "$SCRATCH/pager"
+	echo change >>README
+	echo new >untracked
+	# Both work for git itself.
+	git status --short >/dev/null
+	[ -s "$SCRATCH/ran" ]
+	rm -f "$SCRATCH/ran"
+	for mode in '' --warm; do
+		run script -qec "forge-verify --isolated $mode -- grep -q change README" /dev/null </dev/null
+		assert_success
+	done
+	git config --unset core.fsmonitor
+	git config --unset core.pager
+	export GIT_CONFIG_PARAMETERS="'core.fsmonitor'='$SCRATCH/fsmonitor' 'core.pager'='$SCRATCH/pager'"
+	run script -qec "forge-verify --isolated -- grep -q change README" /dev/null </dev/null
+	assert_success
+	unset GIT_CONFIG_PARAMETERS
+	[ ! -e "$SCRATCH/ran" ]
+}
+
 @test "SIGINT, SIGTERM and SIGHUP mid-step: cleaned up, exit 128+n" {
 	echo change >>README
 	before=$(repo_state)
