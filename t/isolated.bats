@@ -411,6 +411,10 @@ git submodule -q add "$SUB" sub
 git commit -q -m "with a submodule"
 git sparse-checkout set nothing-here
 git gc -q --aggressive --prune=now
+git repack -q -a -d
+git prune-packed
+git maintenance run --quiet --task=gc --task=loose-objects --task=incremental-repack --task=commit-graph
+git multi-pack-index write
 mkdir -p .git/hooks && echo "#!/bin/sh" >.git/hooks/pre-commit
 git worktree add -q ../extra-worktree'
 
