@@ -530,6 +530,15 @@ forge_pool_repo() {
 	fi
 }
 
+# forge_pool_lock_held LOCK [FD]: true when file descriptor FD (default 9),
+# just locked, is still the file LOCK: --prune removes a slot's lock file
+# while it holds it, so a run that opened the file before and locked it
+# after would hold a lock on a file no one else sees.
+forge_pool_lock_held() {
+	# shellcheck disable=SC3013 # -ef: dash, bash and busybox sh all have it
+	[ "/dev/fd/${2:-9}" -ef "$1" ]
+}
+
 # forge_pool_acquire ROOT: takes the lowest free warm slot (locking it on file
 # descriptor 9 for the rest of the run), resets it completely to HEAD and
 # fills it like a cold copy. Sets forge_copy_dir, forge_copy_tree,
@@ -541,7 +550,7 @@ forge_pool_acquire() {
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
 	forge_copy_prune
-	forge_pool_slot=1
+	forge_pool_slot=1 forge_pool_tries=0
 	while :; do
 		forge_pool_lock=$forge_pool/$forge_pool_slot.lock
 		# Opening a FIFO would block; a link would lock what it points to.
@@ -549,7 +558,15 @@ forge_pool_acquire() {
 			forge_rm_tree "$forge_pool_lock" || forge_die 73 "cannot remove $forge_pool_lock"
 		fi
 		exec 9>>"$forge_pool_lock" || forge_die 73 "cannot create $forge_pool_lock"
-		flock -n 9 && break
+		if flock -n 9; then
+			forge_pool_lock_held "$forge_pool_lock" && break
+			# --prune removed the slot (and its lock file) between the
+			# open and the lock: try the same slot again.
+			exec 9>&-
+			forge_pool_tries=$((forge_pool_tries + 1))
+			[ "$forge_pool_tries" -le 16 ] || forge_die 75 "the warm slot $forge_pool_lock keeps being removed"
+			continue
+		fi
 		exec 9>&-
 		forge_pool_slot=$((forge_pool_slot + 1))
 		[ "$forge_pool_slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
@@ -704,7 +721,7 @@ forge_pool_remove() {
 		# Holding the slot's lock proves no run uses it; the lock file goes
 		# last, so a run that starts meanwhile finds the slot gone or whole.
 		exec 8>>"$forge_prune_lock" || continue
-		if flock -n 8; then
+		if flock -n 8 && forge_pool_lock_held "$forge_prune_lock" 8; then
 			for forge_prune_path in "$forge_prune_slot" "$forge_prune_slot.state"; do
 				[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
 				forge_prune_note "$forge_prune_path"

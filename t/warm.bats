@@ -248,6 +248,30 @@ exit 0'
 	assert_output 'nothing to prune'
 }
 
+@test "--prune between a warm run's open and lock of its slot: the run never shares the slot with a later run" {
+	run forge-verify --isolated --warm -- true
+	assert_success
+	# The first run's flock waits 3 s (after saying so), long enough for
+	# --prune to remove slot 1 with its lock file and for a second run to
+	# take slot 1 anew.
+	real_flock=$(command -v flock)
+	mkdir "$SCRATCH/slow"
+	printf '#!/bin/sh\ntouch "%s/locking"\nsleep 3\nexec %s "$@"\n' "$SCRATCH" "$real_flock" >"$SCRATCH/slow/flock"
+	chmod +x "$SCRATCH/slow/flock"
+	PATH="$SCRATCH/slow:$PATH" forge-verify --isolated --warm -- sh -c "pwd >'$SCRATCH/first'" >"$SCRATCH/first.out" 2>&1 &
+	first=$!
+	while [ ! -e "$SCRATCH/locking" ]; do sleep 0.1; done
+	run forge-verify --prune
+	assert_success
+	assert_output --partial "freed $(pool)/1 ("
+	forge-verify --isolated --warm -- sh -c "pwd >'$SCRATCH/second'; sleep 8" >"$SCRATCH/second.out" 2>&1 &
+	second=$!
+	wait "$first"
+	wait "$second"
+	[ "$(cat "$SCRATCH/second")" = "$(pool)/1/repo" ]
+	[ "$(cat "$SCRATCH/first")" = "$(pool)/2/repo" ]
+}
+
 @test "--prune leaves a slot that a running verification holds" {
 	forge-verify --isolated --warm -- sh -c "touch '$SCRATCH/one'; while [ ! -e '$SCRATCH/go' ]; do sleep 0.1; done" >/dev/null 2>&1 &
 	first=$!
