@@ -356,6 +356,11 @@ outside_untouched() {
 	run forge-verify -q
 	assert_failure
 	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].run')" = -e ]
+	# So is a setup step's.
+	jq -n --arg m "$SCRATCH/setup-ran" '{verify: {isolated: {setup: [{name: "-e", run: "-x 2>/dev/null; touch \"\($m)\""}]}}}' >forge.json
+	run forge-verify --isolated -q -- true
+	assert_success
+	[ -e "$SCRATCH/setup-ran" ]
 }
 
 @test "change IDs made of dots only are usage errors; nothing is created" {
