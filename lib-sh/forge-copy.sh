@@ -31,6 +31,22 @@ forge_read_file() {
 	done <"$1"
 }
 
+# forge_list_next: takes the first entry off forge_list, a newline-separated
+# list (keep paths, setup keys: they hold no newline), into forge_item;
+# returns 1 when forge_list is empty. Loop with
+#   forge_list=$LIST; while forge_list_next; do ...; done
+forge_list_next() {
+	[ -n "$forge_list" ] || return 1
+	forge_item=${forge_list%%"
+"*}
+	case $forge_list in
+	*'
+'*) forge_list=${forge_list#*"
+"} ;;
+	*) forge_list= ;;
+	esac
+}
+
 # forge_proc_start PID: sets forge_proc_start to the start time of process
 # PID (from /proc; empty where there is none): with the PID, it tells a live
 # owner from a recycled PID.
@@ -42,32 +58,42 @@ forge_proc_start() {
 	[ "$#" -lt 20 ] || forge_proc_start=${20}
 }
 
-# forge_copy_owner: prints "PID START" identifying this process.
-forge_copy_owner() {
+# forge_owner: prints "PID START" identifying this process, for the owner
+# file of what it makes (a run folder, a cold copy): see forge_owner_alive.
+forge_owner() {
 	forge_proc_start "$$"
 	printf '%s %s\n' "$$" "$forge_proc_start"
 }
 
-# forge_copy_owner_alive FILE: true when the process recorded in FILE runs.
-forge_copy_owner_alive() {
-	read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
-	forge_is_uint "$forge_owner_pid" || return 1
-	kill -0 "$forge_owner_pid" 2>/dev/null || return 1
-	[ -n "$forge_owner_start" ] || return 0
-	forge_proc_start "$forge_owner_pid"
-	[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$forge_owner_start" ]
+# forge_owner_alive FILE [PID]: true while the process that made a folder
+# may still be using it. Once FILE (its owner file, by forge_owner) is
+# written: while the process it names runs with the same start time, so a
+# recycled PID does not count. Before that (FILE missing, empty or not a
+# regular file): while PID, which the folder's name carries, is alive; with
+# no PID the owner cannot be told, and counts as alive.
+forge_owner_alive() {
+	if forge_is_real_file "$1" && [ -s "$1" ]; then
+		read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
+		forge_is_uint "$forge_owner_pid" || return 1
+		kill -0 "$forge_owner_pid" 2>/dev/null || return 1
+		[ -n "$forge_owner_start" ] || return 0
+		forge_proc_start "$forge_owner_pid"
+		[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$forge_owner_start" ]
+		return
+	fi
+	[ -n "${2:-}" ] || return 0
+	kill -0 "$2" 2>/dev/null
 }
 
 # forge_copy_tmp_alive DIR: true while the run that made the copy folder DIR
 # may still be using it. The folder is named after its owner's PID (six hex
-# digits), so even one killed before it wrote DIR/owner (PID and start time)
-# can be told apart; a folder forge cannot attribute is left alone.
+# digits), so even one killed before it wrote DIR/owner can be told apart; a
+# folder forge cannot attribute is left alone.
 forge_copy_tmp_alive() {
-	[ -s "$1/owner" ] && { forge_copy_owner_alive "$1/owner"; return; }
 	case ${1##*.} in
 	[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f])
-		kill -0 "$((0x${1##*.}))" 2>/dev/null ;;
-	*) return 0 ;;
+		forge_owner_alive "$1/owner" "$((0x${1##*.}))" ;;
+	*) forge_owner_alive "$1/owner" ;;
 	esac
 }
 
@@ -455,7 +481,7 @@ forge_copy_create() {
 			forge_die 73 "cannot create the folder $forge_copy_tmp"
 		fi
 	fi
-	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
+	forge_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
 	forge_copy_name=${1##*/}
 	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
 	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
@@ -613,13 +639,9 @@ forge_pool_reset() {
 		cp -- "$forge_pool_state/index" "$forge_copy_dir/.git/index" || return 1
 	fi
 	set --
-	forge_reset_keep=${forge_isolated_keep:-}
-	while [ -n "$forge_reset_keep" ]; do
-		set -- "$@" "--exclude=/${forge_reset_keep%%"
-"*}"
-		case $forge_reset_keep in *'
-'*) forge_reset_keep=${forge_reset_keep#*"
-"} ;; *) forge_reset_keep= ;; esac
+	forge_list=${forge_isolated_keep:-}
+	while forge_list_next; do
+		set -- "$@" "--exclude=/$forge_item"
 	done
 	# Before the checkout, which puts back whatever of HEAD this removes.
 	forge_pool_keep_check
@@ -639,15 +661,10 @@ forge_pool_reset() {
 # setup is run again. Runs before the reset's checkout, which restores what
 # of it HEAD tracks.
 forge_pool_keep_check() {
-	forge_keep_rest=${forge_isolated_keep:-}
-	while [ -n "$forge_keep_rest" ]; do
-		forge_keep_path=${forge_keep_rest%%"
-"*}
-		case $forge_keep_rest in *'
-'*) forge_keep_rest=${forge_keep_rest#*"
-"} ;; *) forge_keep_rest= ;; esac
+	forge_list=${forge_isolated_keep:-}
+	while forge_list_next; do
 		forge_keep_sub=
-		forge_keep_left=$forge_keep_path/
+		forge_keep_left=$forge_item/
 		while [ -n "$forge_keep_left" ]; do
 			forge_keep_sub=$forge_keep_sub${forge_keep_left%%/*}
 			forge_keep_left=${forge_keep_left#*/}
@@ -834,16 +851,11 @@ $forge_plan_sep"*}
 forge_isolated_stamp() {
 	{
 		printf '%s\n' "$forge_isolated_setup" "$forge_isolated_keep"
-		forge_stamp_rest=$forge_isolated_key
-		while [ -n "$forge_stamp_rest" ]; do
-			forge_stamp_key=${forge_stamp_rest%%"
-"*}
-			case $forge_stamp_rest in *'
-'*) forge_stamp_rest=${forge_stamp_rest#*"
-"} ;; *) forge_stamp_rest= ;; esac
-			printf 'key %s\n' "$forge_stamp_key"
-			if forge_is_real_file "$1/$forge_stamp_key"; then
-				sha256sum <"$1/$forge_stamp_key"
+		forge_list=$forge_isolated_key
+		while forge_list_next; do
+			printf 'key %s\n' "$forge_item"
+			if forge_is_real_file "$1/$forge_item"; then
+				sha256sum <"$1/$forge_item"
 			else
 				echo missing
 			fi
@@ -902,14 +914,9 @@ forge_isolated_setup_run() {
 	forge_rm_tree "$2/setup.$$" || forge_die 73 "cannot remove $2/setup.$$"
 	{
 		printf '%s\n' "$forge_setup_stamp"
-		forge_stamp_rest=$forge_isolated_keep
-		while [ -n "$forge_stamp_rest" ]; do
-			forge_stamp_key=${forge_stamp_rest%%"
-"*}
-			case $forge_stamp_rest in *'
-'*) forge_stamp_rest=${forge_stamp_rest#*"
-"} ;; *) forge_stamp_rest= ;; esac
-			[ ! -d "$1/$forge_stamp_key" ] || printf '%s\n' "$forge_stamp_key"
+		forge_list=$forge_isolated_keep
+		while forge_list_next; do
+			[ ! -d "$1/$forge_item" ] || printf '%s\n' "$forge_item"
 		done
 	} >"$2/setup.$$" || forge_die 73 "cannot write $2/setup.$$"
 	mv -f -- "$2/setup.$$" "$2/setup" || forge_die 73 "cannot write $2/setup"
