@@ -646,14 +646,25 @@ forge_pool_reset() {
 	# Before the checkout, which puts back whatever of HEAD this removes.
 	forge_pool_keep_check
 	forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err" || return 1
-	if ! forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1; then
+	if ! forge_pool_clean "$@"; then
 		# A step may have left read-only folders behind.
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
-		forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1 || return 1
+		forge_pool_clean "$@" || return 1
 	fi
 	# Never written through what is there (cp would follow a link).
 	forge_rm_tree "$forge_pool_state/index" || return 1
 	cp -- "$forge_copy_dir/.git/index" "$forge_pool_state/index"
+}
+
+# forge_pool_clean [--exclude=/KEEP...]: removes every untracked file of the
+# slot's copy, ignored ones too but those in the keep paths. Only ignored
+# files are kept there: a keep path that is not ignored (a tracked folder,
+# say) would otherwise carry an earlier run's untracked files into this one.
+forge_pool_clean() {
+	if [ "$#" -gt 0 ]; then
+		forge_copy_git "$forge_copy_dir" clean -ffdq >/dev/null 2>&1 || return 1
+	fi
+	forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1
 }
 
 # forge_pool_keep_check: a keep path (or a folder on its way) that is a

@@ -423,6 +423,20 @@ npm_project() {
 	done
 }
 
+@test "a keep path that is not ignored keeps no untracked file of an earlier run: warm equals cold" {
+	mkdir src
+	echo x >src/a
+	printf 'src/cache/\n' >.gitignore
+	echo '{"verify": {"isolated": {"keep": ["src"]}}}' >forge.json
+	git add -A && git commit -q -m src
+	echo extra >src/extra
+	run forge-verify --isolated --warm -- sh -c 'test -f src/extra && mkdir src/cache && echo c >src/cache/c && echo step >src/made-by-step'
+	assert_success
+	rm src/extra
+	run forge-verify --isolated --warm -- sh -c 'test ! -e src/extra && test ! -e src/made-by-step && test -f src/cache/c'
+	assert_success
+}
+
 @test "cargo: target/ is kept between warm runs by default, not in cold copies" {
 	printf '[package]\nname = "x"\nversion = "0.1.0"\n' >Cargo.toml
 	printf 'target/\n' >.gitignore
