@@ -445,11 +445,17 @@ forge_copy_snapshot_tree() {
 
 # forge_copy_prune: removes cold copies whose owner is gone (a run that was
 # SIGKILLed) from forge_tmp_base, else from an absolute TMPDIR (never from a
-# relative one: that would be a folder of the work tree). Prints each folder
-# it removes when forge_prune_verbose=1.
+# relative one, nor from one inside the repository, forge_root_real or
+# forge_common_real: there a forge-verify.XXXXXX folder is the user's, since
+# no cold copy is ever made there). Prints each folder it removes when
+# forge_prune_verbose=1.
 forge_copy_prune() {
 	forge_prune_base=${forge_tmp_base:-${TMPDIR:-/tmp}}
 	case $forge_prune_base in /*) ;; *) return 0 ;; esac
+	[ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ] ||
+		forge_die 70 "forge_copy_prune: the repository is not known"
+	forge_real_dir "$forge_prune_base" || return 0
+	case $forge_real/ in "$forge_root_real"/* | "$forge_common_real"/*) return 0 ;; esac
 	for forge_prune_tmp in "$forge_prune_base"/forge-verify.??????/; do
 		forge_prune_tmp=${forge_prune_tmp%/}
 		forge_is_real_dir "$forge_prune_tmp" || continue
@@ -717,6 +723,8 @@ forge_prune() {
 	forge_prune_verbose=1 forge_prune_kib=0
 	forge_require_tool flock sha256sum
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
+	forge_real_dir "$1" || forge_die 69 "cannot resolve $1"
+	forge_root_real=$forge_real
 	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
 	forge_common_real=$forge_real
 	forge_copy_prune

@@ -155,6 +155,21 @@ exit 0'
 	[ "$(cat tmp/forge-verify.ffffff/file)" = mine ]
 }
 
+@test "an absolute TMPDIR inside the repository (or a link to it): neither a warm run nor --prune removes a folder of the work tree" {
+	mkdir -p forge-verify.abcdef .git/forge-verify.abcdef
+	echo mine >forge-verify.abcdef/file
+	echo mine >.git/forge-verify.abcdef/file
+	ln -s "$REPO" "$SCRATCH/link"
+	for dir in "$REPO" "$REPO/.git" "$SCRATCH/link"; do
+		TMPDIR=$dir run forge-verify --isolated --warm -- true
+		assert_success
+		TMPDIR=$dir run forge-verify --prune
+		assert_success
+	done
+	[ "$(cat forge-verify.abcdef/file)" = mine ]
+	[ "$(cat .git/forge-verify.abcdef/file)" = mine ]
+}
+
 # --- warm slots are reset completely (SPEC 3.5) -------------------------------------
 
 @test "index flags, sparse-checkout, local config, refs and hooks a step sets do not reach the next warm run" {
