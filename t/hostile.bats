@@ -265,6 +265,16 @@ outside_untouched() {
 	assert_output --partial "step 'n' (exit 127 #  [2J): not found"
 	run grep -c $'\x1b' <<<"$output"
 	assert_output 0
+	# A timeline line with raw control characters (a hostile clone's): not
+	# JSON, refused; --report never prints it.
+	printf '{"ts":"x","event":"verify","run":"r\033]0;pwned\007","verdict":"PASS","steps":[]}\n' >>.forge/timeline.jsonl
+	for mode in '' --json; do
+		run forge-verify --report $mode
+		assert_failure 65
+		assert_output --partial 'timeline.jsonl: the last record is not a JSON object'
+		run grep -c $'\x1b' <<<"$output"
+		assert_output 0
+	done
 }
 
 # --- special files: a FIFO, a device or a folder where a file belongs --------
