@@ -910,7 +910,9 @@ forge_isolated_setup_run() {
 		forge_setup_log=setup-$forge_setup_n-$forge_step_file.log
 		# Created as a step's log is: checked, mode 0600.
 		forge_run_log "setup-$forge_setup_n" "$forge_step_file"
+		forge_step_status=$(printf 'Setup: %s (%s)' "$forge_step_name" "$forge_step_run" | forge_printable)
 		forge_step_exec "$forge_run_log" "$forge_step_timeout" sh -c -- "$forge_step_run"
+		forge_step_status=
 		forge_exit_signal
 		if [ "${forge_quiet:-0}" != 1 ]; then
 			case $forge_step_exit in

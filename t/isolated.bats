@@ -300,6 +300,15 @@ commit_files() {
 	[ ! -e "$SCRATCH/ran" ]
 }
 
+@test "on a terminal the status line names the setup step and the verify step" {
+	command -v script >/dev/null || fail "script(1) (bsdutils, essential on Debian) is required"
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "sleep 1.2"}]}}}' >forge.json
+	run script -qec "forge-verify --isolated -- sleep 1.2" /dev/null </dev/null
+	assert_success
+	assert_output --partial $'\r\e[KSetup: deps (sleep 1.2) 1s'
+	assert_output --partial $'\r\e[KVerify: command (sleep 1.2) 1s'
+}
+
 @test "SIGINT, SIGTERM and SIGHUP mid-step: cleaned up, exit 128+n" {
 	echo change >>README
 	before=$(repo_state)
