@@ -328,6 +328,40 @@ commit_files() {
 	[ "$(repo_state)" = "$before" ]
 }
 
+@test "SIGINT, SIGTERM and SIGHUP while the copy is filled and during setup, cold and warm: no copy, no slot held, no process left, ERROR recorded" {
+	echo change >>README
+	# A clean filter that takes its time holds the run in the copy's fill
+	# (git diff HEAD of the source); it says when it starts.
+	echo 'README filter=slow' >.git/info/attributes
+	git config filter.slow.clean "touch '$SCRATCH/started'; sleep 2; cat"
+	echo "{\"verify\": {\"isolated\": {\"setup\": [{\"name\": \"deps\", \"run\": \"touch '$SCRATCH/setup'; exec sleep 59.71\"}]}}}" >forge.json
+	before=$(repo_state)
+	for phase in fill setup; do
+		for mode in '' --warm; do
+			for sig in INT TERM HUP; do
+				rm -f "$SCRATCH/started" "$SCRATCH/setup"
+				perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- forge-verify --isolated $mode -- true &
+				pid=$!
+				marker=$SCRATCH/started
+				[ "$phase" = fill ] || marker=$SCRATCH/setup
+				for _ in $(seq 1 100); do [ -e "$marker" ] && break; sleep 0.1; done
+				[ -e "$marker" ]
+				kill -s "$sig" "$pid"
+				wait "$pid" && rc=0 || rc=$?
+				case $sig in INT) [ "$rc" -eq 130 ] ;; TERM) [ "$rc" -eq 143 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
+				assert_no_leftovers
+				[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
+				if [ -n "$mode" ]; then flock -n "$(pool)/1.lock" true; fi
+				run pgrep -f 'sleep 59[.]71'
+				assert_failure
+			done
+		done
+		# The setup phase: a quick fill.
+		git config filter.slow.clean cat
+	done
+	[ "$(repo_state)" = "$before" ]
+}
+
 @test "SIGKILL leaves a copy behind; the next run prunes it, but not a live run's copy" {
 	forge-verify --isolated -- sh -c "echo \$\$ >'$SCRATCH/step.pid'; touch '$SCRATCH/started'; exec sleep 60" &
 	pid=$!
