@@ -275,6 +275,11 @@ outside_untouched() {
 		run grep -c $'\x1b' <<<"$output"
 		assert_output 0
 	done
+	# JSON, but not a record forge wrote: 65, not jq's own status.
+	echo '{"event":"verify","steps":[{"ms":"x"}]}' >>.forge/timeline.jsonl
+	run forge-verify --report
+	assert_failure 65
+	assert_output --partial 'timeline.jsonl: the last record is not a verify record forge can show'
 }
 
 # --- special files: a FIFO, a device or a folder where a file belongs --------
