@@ -914,16 +914,18 @@ forge_isolated_setup_run() {
 		forge_step_exec "$forge_run_log" "$forge_step_timeout" sh -c -- "$forge_step_run"
 		forge_step_status=
 		forge_exit_signal
+		# As for a verify step, exit 124 is a timeout only when the step
+		# lasted its whole limit.
+		case $forge_step_reason in
+		'') forge_setup_result=ok ;;
+		timeout) forge_setup_result="ERROR timeout" ;;
+		*) forge_setup_result="ERROR exit $forge_step_exit" ;;
+		esac
 		if [ "${forge_quiet:-0}" != 1 ]; then
-			case $forge_step_exit in
-			0) forge_setup_result=ok ;;
-			124) forge_setup_result="ERROR timeout" ;;
-			*) forge_setup_result="ERROR exit $forge_step_exit" ;;
-			esac
 			printf 'Setup: %s (%s) %s %s' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
 				"$(forge_fmt_secs "$forge_step_ms")" | forge_printable >&2
 			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
-				tail -n 40 -- "$forge_run_dir/$forge_setup_log" >&2
+				tail -n 40 -- "$forge_run_log" >&2
 		fi
 		[ "$forge_step_exit" = 0 ] ||
 			forge_die 69 "setup step '$forge_step_name' failed ($forge_setup_result): log .forge/runs/$forge_run_id/$forge_setup_log"

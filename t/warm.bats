@@ -411,6 +411,18 @@ npm_project() {
 		grep -q broken .forge/runs/"$(tail -n 1 .forge/timeline.jsonl | jq -r .run)"/setup-1-deps.log
 	done
 	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
+	# Quiet: the same 69 (never 2, the breaker's), the verdict only; a
+	# setup that exits 124 by itself did not time out.
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "exit 124"}]}}}' >forge.json
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -q -- true
+		assert_failure 69
+		assert_output --partial "setup step 'deps' failed (ERROR exit 124)"
+		refute_output --partial 'Setup:'
+		run forge-verify --isolated $mode -- true
+		assert_failure 69
+		assert_output --partial 'Setup: deps (exit 124) ERROR exit 124'
+	done
 	# Without --isolated, setup does not run.
 	run forge-verify -- true
 	assert_success
