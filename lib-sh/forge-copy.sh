@@ -19,16 +19,32 @@
 
 # forge_read_file FILE: sets forge_file to FILE's whole content, less its
 # final newline (paths in git's files may hold newlines); returns 1 when FILE
-# cannot be read. Builtins only.
+# is not a readable regular file (a FIFO would block the read). Builtins only.
 forge_read_file() {
 	forge_file=
-	[ -r "$1" ] || return 1
+	[ -f "$1" ] && [ -r "$1" ] || return 1
 	forge_file_sep=
 	while IFS= read -r forge_file_line || [ -n "$forge_file_line" ]; do
 		forge_file=$forge_file$forge_file_sep$forge_file_line
 		forge_file_sep='
 '
 	done <"$1"
+}
+
+# forge_list_next: takes the first entry off forge_list, a newline-separated
+# list (keep paths, setup keys: they hold no newline), into forge_item;
+# returns 1 when forge_list is empty. Loop with
+#   forge_list=$LIST; while forge_list_next; do ...; done
+forge_list_next() {
+	[ -n "$forge_list" ] || return 1
+	forge_item=${forge_list%%"
+"*}
+	case $forge_list in
+	*'
+'*) forge_list=${forge_list#*"
+"} ;;
+	*) forge_list= ;;
+	esac
 }
 
 # forge_proc_start PID: sets forge_proc_start to the start time of process
@@ -42,32 +58,42 @@ forge_proc_start() {
 	[ "$#" -lt 20 ] || forge_proc_start=${20}
 }
 
-# forge_copy_owner: prints "PID START" identifying this process.
-forge_copy_owner() {
+# forge_owner: prints "PID START" identifying this process, for the owner
+# file of what it makes (a run folder, a cold copy): see forge_owner_alive.
+forge_owner() {
 	forge_proc_start "$$"
 	printf '%s %s\n' "$$" "$forge_proc_start"
 }
 
-# forge_copy_owner_alive FILE: true when the process recorded in FILE runs.
-forge_copy_owner_alive() {
-	read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
-	forge_is_uint "$forge_owner_pid" || return 1
-	kill -0 "$forge_owner_pid" 2>/dev/null || return 1
-	[ -n "$forge_owner_start" ] || return 0
-	forge_proc_start "$forge_owner_pid"
-	[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$forge_owner_start" ]
+# forge_owner_alive FILE [PID]: true while the process that made a folder
+# may still be using it. Once FILE (its owner file, by forge_owner) is
+# written: while the process it names runs with the same start time, so a
+# recycled PID does not count. Before that (FILE missing, empty or not a
+# regular file): while PID, which the folder's name carries, is alive; with
+# no PID the owner cannot be told, and counts as alive.
+forge_owner_alive() {
+	if forge_is_real_file "$1" && [ -s "$1" ]; then
+		read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
+		forge_is_uint "$forge_owner_pid" || return 1
+		kill -0 "$forge_owner_pid" 2>/dev/null || return 1
+		[ -n "$forge_owner_start" ] || return 0
+		forge_proc_start "$forge_owner_pid"
+		[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$forge_owner_start" ]
+		return
+	fi
+	[ -n "${2:-}" ] || return 0
+	kill -0 "$2" 2>/dev/null
 }
 
 # forge_copy_tmp_alive DIR: true while the run that made the copy folder DIR
 # may still be using it. The folder is named after its owner's PID (six hex
-# digits), so even one killed before it wrote DIR/owner (PID and start time)
-# can be told apart; a folder forge cannot attribute is left alone.
+# digits), so even one killed before it wrote DIR/owner can be told apart; a
+# folder forge cannot attribute is left alone.
 forge_copy_tmp_alive() {
-	[ -s "$1/owner" ] && { forge_copy_owner_alive "$1/owner"; return; }
 	case ${1##*.} in
 	[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f])
-		kill -0 "$((0x${1##*.}))" 2>/dev/null ;;
-	*) return 0 ;;
+		forge_owner_alive "$1/owner" "$((0x${1##*.}))" ;;
+	*) forge_owner_alive "$1/owner" ;;
 	esac
 }
 
@@ -136,7 +162,7 @@ forge_copy_git() {
 		fi
 		forge_copy_dir_arg=$1
 		shift
-		exec git -c core.hooksPath=/dev/null -C "$forge_copy_dir_arg" "$@"
+		exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$forge_copy_dir_arg" "$@"
 	)
 }
 
@@ -419,11 +445,17 @@ forge_copy_snapshot_tree() {
 
 # forge_copy_prune: removes cold copies whose owner is gone (a run that was
 # SIGKILLed) from forge_tmp_base, else from an absolute TMPDIR (never from a
-# relative one: that would be a folder of the work tree). Prints each folder
-# it removes when forge_prune_verbose=1.
+# relative one, nor from one inside the repository, forge_root_real or
+# forge_common_real: there a forge-verify.XXXXXX folder is the user's, since
+# no cold copy is ever made there). Prints each folder it removes when
+# forge_prune_verbose=1.
 forge_copy_prune() {
 	forge_prune_base=${forge_tmp_base:-${TMPDIR:-/tmp}}
 	case $forge_prune_base in /*) ;; *) return 0 ;; esac
+	[ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ] ||
+		forge_die 70 "forge_copy_prune: the repository is not known"
+	forge_real_dir "$forge_prune_base" || return 0
+	case $forge_real/ in "$forge_root_real"/* | "$forge_common_real"/*) return 0 ;; esac
 	for forge_prune_tmp in "$forge_prune_base"/forge-verify.??????/; do
 		forge_prune_tmp=${forge_prune_tmp%/}
 		forge_is_real_dir "$forge_prune_tmp" || continue
@@ -456,7 +488,7 @@ forge_copy_create() {
 			forge_die 73 "cannot create the folder $forge_copy_tmp"
 		fi
 	fi
-	forge_copy_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
+	forge_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
 	forge_copy_name=${1##*/}
 	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
 	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
@@ -531,6 +563,15 @@ forge_pool_repo() {
 	fi
 }
 
+# forge_pool_lock_held LOCK [FD]: true when file descriptor FD (default 9),
+# just locked, is still the file LOCK: --prune removes a slot's lock file
+# while it holds it, so a run that opened the file before and locked it
+# after would hold a lock on a file no one else sees.
+forge_pool_lock_held() {
+	# shellcheck disable=SC3013 # -ef: dash, bash and busybox sh all have it
+	[ "/dev/fd/${2:-9}" -ef "$1" ]
+}
+
 # forge_pool_acquire ROOT: takes the lowest free warm slot (locking it on file
 # descriptor 9 for the rest of the run), resets it completely to HEAD and
 # fills it like a cold copy. Sets forge_copy_dir, forge_copy_tree,
@@ -542,12 +583,23 @@ forge_pool_acquire() {
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
 	forge_copy_prune
-	forge_pool_slot=1
+	forge_pool_slot=1 forge_pool_tries=0
 	while :; do
 		forge_pool_lock=$forge_pool/$forge_pool_slot.lock
-		[ ! -L "$forge_pool_lock" ] || rm -f -- "$forge_pool_lock"
+		# Opening a FIFO would block; a link would lock what it points to.
+		if [ -L "$forge_pool_lock" ] || { [ -e "$forge_pool_lock" ] && [ ! -f "$forge_pool_lock" ]; }; then
+			forge_rm_tree "$forge_pool_lock" || forge_die 73 "cannot remove $forge_pool_lock"
+		fi
 		exec 9>>"$forge_pool_lock" || forge_die 73 "cannot create $forge_pool_lock"
-		flock -n 9 && break
+		if flock -n 9; then
+			forge_pool_lock_held "$forge_pool_lock" && break
+			# --prune removed the slot (and its lock file) between the
+			# open and the lock: try the same slot again.
+			exec 9>&-
+			forge_pool_tries=$((forge_pool_tries + 1))
+			[ "$forge_pool_tries" -le 16 ] || forge_die 75 "the warm slot $forge_pool_lock keeps being removed"
+			continue
+		fi
 		exec 9>&-
 		forge_pool_slot=$((forge_pool_slot + 1))
 		[ "$forge_pool_slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
@@ -557,6 +609,9 @@ forge_pool_acquire() {
 	forge_pool_state=$forge_pool/$forge_pool_slot.state
 	forge_pool_dir_prepare "$forge_pool_dir"
 	forge_pool_dir_prepare "$forge_pool_state"
+	# Scratch files are made anew each run (what was left there, a FIFO
+	# say, is never opened).
+	forge_rm_tree "$forge_pool_state/scratch" || forge_die 73 "cannot remove $forge_pool_state/scratch"
 	forge_pool_dir_prepare "$forge_pool_state/scratch"
 	forge_copy_name=${1##*/}
 	forge_copy_dir=$forge_pool_dir/${forge_copy_name:-repo}
@@ -591,23 +646,32 @@ forge_pool_reset() {
 		cp -- "$forge_pool_state/index" "$forge_copy_dir/.git/index" || return 1
 	fi
 	set --
-	forge_reset_keep=${forge_isolated_keep:-}
-	while [ -n "$forge_reset_keep" ]; do
-		set -- "$@" "--exclude=/${forge_reset_keep%%"
-"*}"
-		case $forge_reset_keep in *'
-'*) forge_reset_keep=${forge_reset_keep#*"
-"} ;; *) forge_reset_keep= ;; esac
+	forge_list=${forge_isolated_keep:-}
+	while forge_list_next; do
+		set -- "$@" "--exclude=/$forge_item"
 	done
 	# Before the checkout, which puts back whatever of HEAD this removes.
 	forge_pool_keep_check
 	forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err" || return 1
-	if ! forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1; then
+	if ! forge_pool_clean "$@"; then
 		# A step may have left read-only folders behind.
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
-		forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1 || return 1
+		forge_pool_clean "$@" || return 1
 	fi
+	# Never written through what is there (cp would follow a link).
+	forge_rm_tree "$forge_pool_state/index" || return 1
 	cp -- "$forge_copy_dir/.git/index" "$forge_pool_state/index"
+}
+
+# forge_pool_clean [--exclude=/KEEP...]: removes every untracked file of the
+# slot's copy, ignored ones too but those in the keep paths. Only ignored
+# files are kept there: a keep path that is not ignored (a tracked folder,
+# say) would otherwise carry an earlier run's untracked files into this one.
+forge_pool_clean() {
+	if [ "$#" -gt 0 ]; then
+		forge_copy_git "$forge_copy_dir" clean -ffdq >/dev/null 2>&1 || return 1
+	fi
+	forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1
 }
 
 # forge_pool_keep_check: a keep path (or a folder on its way) that is a
@@ -615,15 +679,10 @@ forge_pool_reset() {
 # setup is run again. Runs before the reset's checkout, which restores what
 # of it HEAD tracks.
 forge_pool_keep_check() {
-	forge_keep_rest=${forge_isolated_keep:-}
-	while [ -n "$forge_keep_rest" ]; do
-		forge_keep_path=${forge_keep_rest%%"
-"*}
-		case $forge_keep_rest in *'
-'*) forge_keep_rest=${forge_keep_rest#*"
-"} ;; *) forge_keep_rest= ;; esac
+	forge_list=${forge_isolated_keep:-}
+	while forge_list_next; do
 		forge_keep_sub=
-		forge_keep_left=$forge_keep_path/
+		forge_keep_left=$forge_item/
 		while [ -n "$forge_keep_left" ]; do
 			forge_keep_sub=$forge_keep_sub${forge_keep_left%%/*}
 			forge_keep_left=${forge_keep_left#*/}
@@ -665,6 +724,8 @@ forge_prune() {
 	forge_prune_verbose=1 forge_prune_kib=0
 	forge_require_tool flock sha256sum
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
+	forge_real_dir "$1" || forge_die 69 "cannot resolve $1"
+	forge_root_real=$forge_real
 	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
 	forge_common_real=$forge_real
 	forge_copy_prune
@@ -697,7 +758,7 @@ forge_pool_remove() {
 		# Holding the slot's lock proves no run uses it; the lock file goes
 		# last, so a run that starts meanwhile finds the slot gone or whole.
 		exec 8>>"$forge_prune_lock" || continue
-		if flock -n 8; then
+		if flock -n 8 && forge_pool_lock_held "$forge_prune_lock" 8; then
 			forge_contain_forget "$forge_prune_slot"
 			for forge_prune_path in "$forge_prune_slot" "$forge_prune_slot.state"; do
 				[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
@@ -811,16 +872,11 @@ $forge_plan_sep"*}
 forge_isolated_stamp() {
 	{
 		printf '%s\n' "$forge_isolated_setup" "$forge_isolated_keep"
-		forge_stamp_rest=$forge_isolated_key
-		while [ -n "$forge_stamp_rest" ]; do
-			forge_stamp_key=${forge_stamp_rest%%"
-"*}
-			case $forge_stamp_rest in *'
-'*) forge_stamp_rest=${forge_stamp_rest#*"
-"} ;; *) forge_stamp_rest= ;; esac
-			printf 'key %s\n' "$forge_stamp_key"
-			if forge_is_real_file "$1/$forge_stamp_key"; then
-				sha256sum <"$1/$forge_stamp_key"
+		forge_list=$forge_isolated_key
+		while forge_list_next; do
+			printf 'key %s\n' "$forge_item"
+			if forge_is_real_file "$1/$forge_item"; then
+				sha256sum <"$1/$forge_item"
 			else
 				echo missing
 			fi
@@ -840,7 +896,7 @@ forge_isolated_setup_run() {
 	if [ -n "${2:-}" ] && forge_isolated_setup_current "$1" "$2/setup"; then
 		[ "${forge_quiet:-0}" = 1 ] ||
 			printf 'Setup: up to date in this warm slot (%s unchanged)\n' \
-				"$(printf '%s' "${forge_isolated_key:-the setup}" | tr '\n' ' ')" >&2
+				"$(printf '%s' "${forge_isolated_key:-the setup}" | forge_printable)" >&2
 		return 0
 	fi
 	[ -z "${2:-}" ] || rm -f -- "$2/setup"
@@ -854,18 +910,24 @@ forge_isolated_setup_run() {
 		forge_step_get "$forge_setup_n" "$forge_default_timeout"
 		forge_setup_n=$((forge_setup_n + 1))
 		forge_setup_log=setup-$forge_setup_n-$forge_step_file.log
-		forge_step_exec "$forge_run_dir/$forge_setup_log" "$forge_step_timeout" sh -c "$forge_step_run"
+		# Created as a step's log is: checked, mode 0600.
+		forge_run_log "setup-$forge_setup_n" "$forge_step_file"
+		forge_step_status=$(printf 'Setup: %s (%s)' "$forge_step_name" "$forge_step_run" | forge_printable)
+		forge_step_exec "$forge_run_log" "$forge_step_timeout" sh -c -- "$forge_step_run"
+		forge_step_status=
 		forge_exit_signal
+		# As for a verify step, exit 124 is a timeout only when the step
+		# lasted its whole limit.
+		case $forge_step_reason in
+		'') forge_setup_result=ok ;;
+		timeout) forge_setup_result="ERROR timeout" ;;
+		*) forge_setup_result="ERROR exit $forge_step_exit" ;;
+		esac
 		if [ "${forge_quiet:-0}" != 1 ]; then
-			case $forge_step_exit in
-			0) forge_setup_result=ok ;;
-			124) forge_setup_result="ERROR timeout" ;;
-			*) forge_setup_result="ERROR exit $forge_step_exit" ;;
-			esac
-			printf 'Setup: %s (%s) %s %s\n' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
-				"$(forge_fmt_secs "$forge_step_ms")" >&2
+			printf 'Setup: %s (%s) %s %s' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
+				"$(forge_fmt_secs "$forge_step_ms")" | forge_printable >&2
 			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
-				tail -n 40 -- "$forge_run_dir/$forge_setup_log" >&2
+				tail -n 40 -- "$forge_run_log" >&2
 		fi
 		[ "$forge_step_exit" = 0 ] ||
 			forge_die 69 "setup step '$forge_step_name' failed ($forge_setup_result): log .forge/runs/$forge_run_id/$forge_setup_log"
@@ -874,16 +936,12 @@ forge_isolated_setup_run() {
 	[ -n "${2:-}" ] || return 0
 	# The stamp, then the keep paths that setup left (their loss means
 	# setting up again).
+	forge_rm_tree "$2/setup.$$" || forge_die 73 "cannot remove $2/setup.$$"
 	{
 		printf '%s\n' "$forge_setup_stamp"
-		forge_stamp_rest=$forge_isolated_keep
-		while [ -n "$forge_stamp_rest" ]; do
-			forge_stamp_key=${forge_stamp_rest%%"
-"*}
-			case $forge_stamp_rest in *'
-'*) forge_stamp_rest=${forge_stamp_rest#*"
-"} ;; *) forge_stamp_rest= ;; esac
-			[ ! -d "$1/$forge_stamp_key" ] || printf '%s\n' "$forge_stamp_key"
+		forge_list=$forge_isolated_keep
+		while forge_list_next; do
+			[ ! -d "$1/$forge_item" ] || printf '%s\n' "$forge_item"
 		done
 	} >"$2/setup.$$" || forge_die 73 "cannot write $2/setup.$$"
 	mv -f -- "$2/setup.$$" "$2/setup" || forge_die 73 "cannot write $2/setup"

@@ -143,6 +143,16 @@ forge_fmt_secs() {
 	printf '%d.%ds' "$(($1 / 1000))" "$((($1 % 1000) / 100))"
 }
 
+# forge_printable: copies standard input to standard output with every
+# control character (C0, DEL and C1, U+0080-U+009F: ESC and CSI start
+# terminal escape sequences) made a space, and bytes that are not UTF-8
+# replaced: what forge prints from a configuration, a repository or the
+# timeline can neither move the cursor, retitle the terminal nor hide text.
+# Ends its output with a newline.
+forge_printable() {
+	jq -R -r -s 'gsub("[\u0000-\u001f\u007f-\u009f]"; " ")'
+}
+
 # forge_use_color: true when stdout is a terminal and NO_COLOR is unset.
 forge_use_color() {
 	[ -z "${NO_COLOR+set}" ] && [ -t 1 ]

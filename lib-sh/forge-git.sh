@@ -7,9 +7,11 @@
 # forge_git ARG...: git with hooks disabled and without optional locks: a
 # read such as "git diff HEAD" on the user's repository never refreshes (and
 # so never locks or rewrites) its index (SPEC section 2). Commands that must
-# write still take their locks.
+# write still take their locks. No fsmonitor hook (a program that
+# core.fsmonitor names, which git runs for diff or ls-files) and no pager
+# (git diff starts one on a terminal) runs because of forge either.
 forge_git() {
-	git --no-optional-locks -c core.hooksPath=/dev/null "$@"
+	git --no-pager --no-optional-locks -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"
 }
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that

@@ -1012,7 +1012,7 @@ forge_sandbox_lock() {
 		sleep 0.1
 		forge_sl_tries=$((forge_sl_tries + 1))
 	done
-	forge_copy_owner >"$forge_sl_dir/owner" || forge_die 73 "cannot write $forge_sl_dir/owner"
+	forge_owner >"$forge_sl_dir/owner" || forge_die 73 "cannot write $forge_sl_dir/owner"
 }
 
 # forge_sandbox_unlock NAME: releases the lock forge_sandbox_lock took, if
@@ -1021,7 +1021,7 @@ forge_sandbox_unlock() {
 	forge_sandbox_registry "$1"
 	forge_sul_dir=$forge_sandbox_registry_dir/$1.up
 	[ -d "$forge_sul_dir" ] && [ ! -L "$forge_sul_dir" ] || return 0
-	forge_sul_me=$(forge_copy_owner)
+	forge_sul_me=$(forge_owner)
 	forge_read_file "$forge_sul_dir/owner" 2>/dev/null || return 0
 	[ "$forge_file" = "$forge_sul_me" ] || return 0
 	rm -rf -- "$forge_sul_dir"

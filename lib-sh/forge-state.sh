@@ -126,7 +126,7 @@ forge_run_begin() {
 	forge_state_require "$forge_run_dir" dir
 	mkdir -m 700 -- "$forge_run_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_run_dir"
-	forge_copy_owner >"$forge_run_dir/.owner" ||
+	forge_owner >"$forge_run_dir/.owner" ||
 		forge_die 73 "cannot write $forge_run_dir/.owner"
 }
 
@@ -156,11 +156,7 @@ forge_is_run_id() {
 # PID in DIR's name is alive. Never decided by the order of names: clocks go
 # back and concurrent runs start in any order.
 forge_run_alive() {
-	if [ -f "$1/.owner" ] && [ ! -L "$1/.owner" ] && [ -s "$1/.owner" ]; then
-		forge_copy_owner_alive "$1/.owner"
-		return
-	fi
-	kill -0 "${1##*Z-}" 2>/dev/null
+	forge_owner_alive "$1/.owner" "${1##*Z-}"
 }
 
 # forge_runs_kept: sets forge_runs_kept to the run IDs that retention keeps

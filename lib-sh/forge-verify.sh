@@ -86,7 +86,7 @@ forge_step_get() {
 		| if ($s.run | type) != "string" or $s.run == "" then "E\t\($k).run: a non-empty shell command is required"
 		  elif $s.timeout != null and (($s.timeout | type) != "number" or $s.timeout <= 0) then "E\t\($k).timeout: expected a positive number of seconds"
 		  else ($s.name // "step\($i + 1)" | tostring) as $n
-		    | "\($s.timeout // $t)\t\($n | gsub("[^A-Za-z0-9._-]"; "_"))\t\($n | gsub("[\u0000-\u001f]"; " "))\n\($s.run)"
+		    | "\($s.timeout // $t)\t\($n | gsub("[^A-Za-z0-9._-]"; "_"))\t\($n | gsub("[\u0000-\u001f\u007f-\u009f]"; " "))\n\($s.run)"
 		  end') || forge_die 70 "jq failed while reading verify.steps"
 	case $forge_step_out in
 	"E	"*) forge_die 65 "configuration: key ${forge_step_out#??}" ;;
@@ -264,9 +264,11 @@ forge_exit_signal() {
 	esac
 }
 
-# forge_step_label NAME RUN: prints the start of a step's progress line.
+# forge_step_label NAME RUN: prints the start of a step's progress line,
+# control characters made spaces (forge_printable: RUN comes from a
+# configuration that may hold escape sequences).
 forge_step_label() {
-	printf 'Verify: %s (%s)' "$1" "$2"
+	printf 'Verify: %s (%s)' "$1" "$2" | forge_printable
 }
 
 # forge_step_report NAME RUN LOG: prints the step's progress line on stderr;
@@ -352,7 +354,7 @@ forge_verify_judge() {
 	interrupted) forge_verdict=ERROR ;;
 	'not executable' | 'not found')
 		forge_verdict=ERROR
-		forge_error "step '$forge_vs_name' ($forge_vs_run): $forge_step_reason (exit $forge_step_exit): its command or a tool it runs is missing" ;;
+		forge_error "$(printf "step '%s' (%s)" "$forge_vs_name" "$forge_vs_run" | forge_printable): $forge_step_reason (exit $forge_step_exit): its command or a tool it runs is missing" ;;
 	*) forge_verdict=FAIL ;;
 	esac
 }
@@ -380,5 +382,6 @@ forge_report_human() {
 		(.sandbox // empty | "  sandbox: \(.name) (\(.backend))"),
 		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),
 		"  breaker: \(.breaker) (streak \(.streak))",
-		"  logs: .forge/runs/\(.run)/"'
+		"  logs: .forge/runs/\(.run)/"
+		| gsub("[\u0000-\u001f\u007f-\u009f]"; " ")'
 }

@@ -225,6 +225,63 @@ outside_untouched() {
 	for f in .forge/runs/*/*.log; do [ "$(stat -c %a "$f")" = 600 ]; done
 }
 
+@test "setup logs are 0600 in the 0700 run folder too, whatever the umask" {
+	forge_test_repo
+	umask 022
+	echo '{"verify": {"isolated": {"setup": [{"name": "de/ps", "run": "echo secret"}]}}}' >forge.json
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -q -- true
+		assert_success
+	done
+	[ "$(find .forge/runs -name 'setup-1-de_ps.log' | wc -l)" -eq 2 ]
+	for f in .forge/runs/*/setup-*.log; do [ "$(stat -c %a "$f")" = 600 ]; done
+}
+
+@test "escape sequences and C1 controls in step names and commands never reach the terminal raw" {
+	forge_test_repo
+	# ESC [31m (colour), ESC ] 0 ; ... BEL (retitle), U+009B (CSI), DEL.
+	printf '%s\n' '{"verify": {"steps": [{"name": "a\u001b[31mb\u009bc\u007f", "run": "true # \u001b]0;pwned\u0007 \u009b2J"}],' \
+		'  "isolated": {"setup": [{"name": "s\u001b[1m", "run": "true \u001b[2J"}]}}}' >forge.json
+	for mode in '' -v --isolated; do
+		run forge-verify $mode
+		assert_success
+		assert_output --partial 'Verify: a [31mb c  (true #  ]0;pwned   2J) ok'
+		run grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$output"
+		assert_output 0
+	done
+	run forge-verify --isolated
+	assert_output --partial 'Setup: s [1m (true  [2J) ok'
+	run forge-verify --report
+	assert_success
+	assert_output --partial '  a [31mb c  (true #  ]0;pwned   2J) ok'
+	run grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$output"
+	assert_output 0
+	# The record keeps the name and the command as they are.
+	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].run')" = $'true # \e]0;pwned\a \u009b2J' ]
+	# A missing command is named the same way.
+	printf '%s\n' '{"verify": {"steps": [{"name": "n", "run": "exit 127 # \u001b[2J"}]}}' >forge.json
+	run forge-verify
+	assert_failure 69
+	assert_output --partial "step 'n' (exit 127 #  [2J): not found"
+	run grep -c $'\x1b' <<<"$output"
+	assert_output 0
+	# A timeline line with raw control characters (a hostile clone's): not
+	# JSON, refused; --report never prints it.
+	printf '{"ts":"x","event":"verify","run":"r\033]0;pwned\007","verdict":"PASS","steps":[]}\n' >>.forge/timeline.jsonl
+	for mode in '' --json; do
+		run forge-verify --report $mode
+		assert_failure 65
+		assert_output --partial 'timeline.jsonl: the last record is not a JSON object'
+		run grep -c $'\x1b' <<<"$output"
+		assert_output 0
+	done
+	# JSON, but not a record forge wrote: 65, not jq's own status.
+	echo '{"event":"verify","steps":[{"ms":"x"}]}' >>.forge/timeline.jsonl
+	run forge-verify --report
+	assert_failure 65
+	assert_output --partial 'timeline.jsonl: the last record is not a verify record forge can show'
+}
+
 # --- special files: a FIFO, a device or a folder where a file belongs --------
 
 @test "a FIFO at each state file: 73 naming it within seconds, never a hang (also --breaker, --report, --reset)" {
@@ -314,6 +371,11 @@ outside_untouched() {
 	run forge-verify -q
 	assert_failure
 	[ "$(tail -n 1 .forge/timeline.jsonl | jq -r '.steps[0].run')" = -e ]
+	# So is a setup step's.
+	jq -n --arg m "$SCRATCH/setup-ran" '{verify: {isolated: {setup: [{name: "-e", run: "-x 2>/dev/null; touch \"\($m)\""}]}}}' >forge.json
+	run forge-verify --isolated -q -- true
+	assert_success
+	[ -e "$SCRATCH/setup-ran" ]
 }
 
 @test "change IDs made of dots only are usage errors; nothing is created" {

@@ -274,6 +274,41 @@ commit_files() {
 	[ ! -e "$SCRATCH/hook-ran" ]
 }
 
+@test "no fsmonitor program and no pager runs for the git commands forge runs (on a terminal too)" {
+	command -v script >/dev/null || fail "script(1) (bsdutils, essential on Debian) is required"
+	printf '#!/bin/sh\necho "$0" >>"%s/ran"\n' "$SCRATCH" >"$SCRATCH/fsmonitor"
+	printf '#!/bin/sh\necho "$0" >>"%s/ran"\ncat\n' "$SCRATCH" >"$SCRATCH/pager"
+	chmod +x "$SCRATCH/fsmonitor" "$SCRATCH/pager"
+	git config core.fsmonitor "$SCRATCH/fsmonitor"
+	git config core.pager "$SCRATCH/pager"
+	echo change >>README
+	echo new >untracked
+	# Both work for git itself.
+	git status --short >/dev/null
+	[ -s "$SCRATCH/ran" ]
+	rm -f "$SCRATCH/ran"
+	for mode in '' --warm; do
+		run script -qec "forge-verify --isolated $mode -- grep -q change README" /dev/null </dev/null
+		assert_success
+	done
+	git config --unset core.fsmonitor
+	git config --unset core.pager
+	export GIT_CONFIG_PARAMETERS="'core.fsmonitor'='$SCRATCH/fsmonitor' 'core.pager'='$SCRATCH/pager'"
+	run script -qec "forge-verify --isolated -- grep -q change README" /dev/null </dev/null
+	assert_success
+	unset GIT_CONFIG_PARAMETERS
+	[ ! -e "$SCRATCH/ran" ]
+}
+
+@test "on a terminal the status line names the setup step and the verify step" {
+	command -v script >/dev/null || fail "script(1) (bsdutils, essential on Debian) is required"
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "sleep 1.2"}]}}}' >forge.json
+	run script -qec "forge-verify --isolated -- sleep 1.2" /dev/null </dev/null
+	assert_success
+	assert_output --partial $'\r\e[KSetup: deps (sleep 1.2) 1s'
+	assert_output --partial $'\r\e[KVerify: command (sleep 1.2) 1s'
+}
+
 @test "SIGINT, SIGTERM and SIGHUP mid-step: cleaned up, exit 128+n" {
 	echo change >>README
 	before=$(repo_state)
@@ -289,6 +324,40 @@ commit_files() {
 		case $sig in INT) [ "$rc" -eq 130 ] ;; TERM) [ "$rc" -eq 143 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
 		assert_no_leftovers
 		[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
+	done
+	[ "$(repo_state)" = "$before" ]
+}
+
+@test "SIGINT, SIGTERM and SIGHUP while the copy is filled and during setup, cold and warm: no copy, no slot held, no process left, ERROR recorded" {
+	echo change >>README
+	# A clean filter that takes its time holds the run in the copy's fill
+	# (git diff HEAD of the source); it says when it starts.
+	echo 'README filter=slow' >.git/info/attributes
+	git config filter.slow.clean "touch '$SCRATCH/started'; sleep 2; cat"
+	echo "{\"verify\": {\"isolated\": {\"setup\": [{\"name\": \"deps\", \"run\": \"touch '$SCRATCH/setup'; exec sleep 59.71\"}]}}}" >forge.json
+	before=$(repo_state)
+	for phase in fill setup; do
+		for mode in '' --warm; do
+			for sig in INT TERM HUP; do
+				rm -f "$SCRATCH/started" "$SCRATCH/setup"
+				perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- forge-verify --isolated $mode -- true &
+				pid=$!
+				marker=$SCRATCH/started
+				[ "$phase" = fill ] || marker=$SCRATCH/setup
+				for _ in $(seq 1 100); do [ -e "$marker" ] && break; sleep 0.1; done
+				[ -e "$marker" ]
+				kill -s "$sig" "$pid"
+				wait "$pid" && rc=0 || rc=$?
+				case $sig in INT) [ "$rc" -eq 130 ] ;; TERM) [ "$rc" -eq 143 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
+				assert_no_leftovers
+				[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
+				if [ -n "$mode" ]; then flock -n "$(pool)/1.lock" true; fi
+				run pgrep -f 'sleep 59[.]71'
+				assert_failure
+			done
+		done
+		# The setup phase: a quick fill.
+		git config filter.slow.clean cat
 	done
 	[ "$(repo_state)" = "$before" ]
 }
@@ -385,6 +454,10 @@ git submodule -q add "$SUB" sub
 git commit -q -m "with a submodule"
 git sparse-checkout set nothing-here
 git gc -q --aggressive --prune=now
+git repack -q -a -d
+git prune-packed
+git maintenance run --quiet --task=gc --task=loose-objects --task=incremental-repack --task=commit-graph
+git multi-pack-index write
 mkdir -p .git/hooks && echo "#!/bin/sh" >.git/hooks/pre-commit
 git worktree add -q ../extra-worktree'
 

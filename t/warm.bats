@@ -155,6 +155,21 @@ exit 0'
 	[ "$(cat tmp/forge-verify.ffffff/file)" = mine ]
 }
 
+@test "an absolute TMPDIR inside the repository (or a link to it): neither a warm run nor --prune removes a folder of the work tree" {
+	mkdir -p forge-verify.abcdef .git/forge-verify.abcdef
+	echo mine >forge-verify.abcdef/file
+	echo mine >.git/forge-verify.abcdef/file
+	ln -s "$REPO" "$SCRATCH/link"
+	for dir in "$REPO" "$REPO/.git" "$SCRATCH/link"; do
+		TMPDIR=$dir run forge-verify --isolated --warm -- true
+		assert_success
+		TMPDIR=$dir run forge-verify --prune
+		assert_success
+	done
+	[ "$(cat forge-verify.abcdef/file)" = mine ]
+	[ "$(cat .git/forge-verify.abcdef/file)" = mine ]
+}
+
 # --- warm slots are reset completely (SPEC 3.5) -------------------------------------
 
 @test "index flags, sparse-checkout, local config, refs and hooks a step sets do not reach the next warm run" {
@@ -187,6 +202,27 @@ exit 0'
 	echo change >>README
 	check_copy --warm
 	[ -z "$(ls -A "$SCRATCH/outside")" ]
+}
+
+@test "FIFOs and links in the pool (a lock, the source file, scratch files, the saved index) never block nor are written through" {
+	run forge-verify --isolated --warm -- true
+	assert_success
+	p=$(pool)
+	printf 'keep\n' >"$SCRATCH/target"
+	rm -f "$p/1.lock" "$p/source" "$p/1.state/index" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err"
+	mkfifo "$p/1.lock" "$p/source" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err"
+	ln -s "$SCRATCH/target" "$p/1.state/index"
+	echo change >>README
+	run timeout 60 forge-verify --isolated --warm -- grep -q change README
+	assert_success
+	[ "$(cat "$SCRATCH/target")" = keep ]
+	[ -f "$p/1.lock" ]
+	[ "$(cat "$p/source")" = "$(cd .git && pwd -P)" ]
+	# --prune does not read a FIFO at another pool's source file.
+	mkdir -p "$p/../0123456789abcdef"
+	mkfifo "$p/../0123456789abcdef/source"
+	run timeout 60 forge-verify --prune
+	assert_success
 }
 
 # --- forge-verify --prune -------------------------------------------------------------
@@ -225,6 +261,30 @@ exit 0'
 	run forge-verify --prune
 	assert_success
 	assert_output 'nothing to prune'
+}
+
+@test "--prune between a warm run's open and lock of its slot: the run never shares the slot with a later run" {
+	run forge-verify --isolated --warm -- true
+	assert_success
+	# The first run's flock waits 3 s (after saying so), long enough for
+	# --prune to remove slot 1 with its lock file and for a second run to
+	# take slot 1 anew.
+	real_flock=$(command -v flock)
+	mkdir "$SCRATCH/slow"
+	printf '#!/bin/sh\ntouch "%s/locking"\nsleep 3\nexec %s "$@"\n' "$SCRATCH" "$real_flock" >"$SCRATCH/slow/flock"
+	chmod +x "$SCRATCH/slow/flock"
+	PATH="$SCRATCH/slow:$PATH" forge-verify --isolated --warm -- sh -c "pwd >'$SCRATCH/first'" >"$SCRATCH/first.out" 2>&1 &
+	first=$!
+	while [ ! -e "$SCRATCH/locking" ]; do sleep 0.1; done
+	run forge-verify --prune
+	assert_success
+	assert_output --partial "freed $(pool)/1 ("
+	forge-verify --isolated --warm -- sh -c "pwd >'$SCRATCH/second'; sleep 8" >"$SCRATCH/second.out" 2>&1 &
+	second=$!
+	wait "$first"
+	wait "$second"
+	[ "$(cat "$SCRATCH/second")" = "$(pool)/1/repo" ]
+	[ "$(cat "$SCRATCH/first")" = "$(pool)/2/repo" ]
 }
 
 @test "--prune leaves a slot that a running verification holds" {
@@ -351,6 +411,18 @@ npm_project() {
 		grep -q broken .forge/runs/"$(tail -n 1 .forge/timeline.jsonl | jq -r .run)"/setup-1-deps.log
 	done
 	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
+	# Quiet: the same 69 (never 2, the breaker's), the verdict only; a
+	# setup that exits 124 by itself did not time out.
+	echo '{"verify": {"isolated": {"setup": [{"name": "deps", "run": "exit 124"}]}}}' >forge.json
+	for mode in '' --warm; do
+		run forge-verify --isolated $mode -q -- true
+		assert_failure 69
+		assert_output --partial "setup step 'deps' failed (ERROR exit 124)"
+		refute_output --partial 'Setup:'
+		run forge-verify --isolated $mode -- true
+		assert_failure 69
+		assert_output --partial 'Setup: deps (exit 124) ERROR exit 124'
+	done
 	# Without --isolated, setup does not run.
 	run forge-verify -- true
 	assert_success
@@ -376,6 +448,20 @@ npm_project() {
 	for _ in 1 2; do
 		check_copy --warm
 	done
+}
+
+@test "a keep path that is not ignored keeps no untracked file of an earlier run: warm equals cold" {
+	mkdir src
+	echo x >src/a
+	printf 'src/cache/\n' >.gitignore
+	echo '{"verify": {"isolated": {"keep": ["src"]}}}' >forge.json
+	git add -A && git commit -q -m src
+	echo extra >src/extra
+	run forge-verify --isolated --warm -- sh -c 'test -f src/extra && mkdir src/cache && echo c >src/cache/c && echo step >src/made-by-step'
+	assert_success
+	rm src/extra
+	run forge-verify --isolated --warm -- sh -c 'test ! -e src/extra && test ! -e src/made-by-step && test -f src/cache/c'
+	assert_success
 }
 
 @test "cargo: target/ is kept between warm runs by default, not in cold copies" {
