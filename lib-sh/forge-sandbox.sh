@@ -1001,7 +1001,7 @@ forge_sandbox_lock() {
 			forge_die 73 "$forge_sl_dir is not a folder; refusing to use it as a lock"
 		fi
 		# A lock without an owner yet is being taken right now.
-		if [ -f "$forge_sl_dir/owner" ] && ! forge_copy_owner_alive "$forge_sl_dir/owner"; then
+		if [ -f "$forge_sl_dir/owner" ] && ! forge_owner_alive "$forge_sl_dir/owner"; then
 			mv -- "$forge_sl_dir" "$forge_sl_dir.stale.$$" 2>/dev/null &&
 				rm -rf -- "$forge_sl_dir.stale.$$"
 			continue
@@ -1012,7 +1012,9 @@ forge_sandbox_lock() {
 		sleep 0.1
 		forge_sl_tries=$((forge_sl_tries + 1))
 	done
-	forge_owner >"$forge_sl_dir/owner" || forge_die 73 "cannot write $forge_sl_dir/owner"
+	# Written whole, then renamed: an owner file is never seen half written.
+	{ forge_owner >"$forge_sl_dir/owner.$$" && mv -f -- "$forge_sl_dir/owner.$$" "$forge_sl_dir/owner"; } ||
+		forge_die 73 "cannot write $forge_sl_dir/owner"
 }
 
 # forge_sandbox_unlock NAME: releases the lock forge_sandbox_lock took, if
