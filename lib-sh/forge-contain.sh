@@ -16,7 +16,7 @@
 # forge_contain_end. Exits 69 with the reason when no sandbox can be had:
 # never a run on the host.
 forge_contain_begin() {
-	forge_contain_name= forge_contain_ephemeral=
+	forge_contain_name='' forge_contain_ephemeral=
 	if [ "$#" -ge 2 ]; then
 		forge_canon_dir "$2" || forge_die 69 "cannot resolve the copy $2"
 		forge_contain_dir=$forge_canon
@@ -159,7 +159,7 @@ forge_contain_end() {
 forge_contain_forget() {
 	for forge_cf_copy in "$1"/*/ "$1"/.[!.]*/; do
 		forge_cf_copy=${forge_cf_copy%/}
-		[ -d "$forge_cf_copy" ] && [ ! -L "$forge_cf_copy" ] || continue
+		{ [ -d "$forge_cf_copy" ] && [ ! -L "$forge_cf_copy" ]; } || continue
 		forge_canon_dir "$forge_cf_copy" || continue
 		forge_sandbox_name_of "$forge_canon" || continue
 		if forge_bwrap_exists "$forge_sandbox_name"; then
@@ -170,7 +170,7 @@ forge_contain_forget() {
 			continue
 		fi
 		forge_sandbox_registry "$forge_sandbox_name"
-		[ -f "$forge_sandbox_registry_file" ] && forge_msb_find || continue
+		{ [ -f "$forge_sandbox_registry_file" ] && forge_msb_find; } || continue
 		forge_sandbox_remove "$forge_sandbox_name" ||
 			forge_warn "could not remove the sandbox $forge_sandbox_name (forge-sandbox prune will)"
 	done

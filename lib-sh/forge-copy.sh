@@ -452,7 +452,7 @@ forge_copy_snapshot_tree() {
 forge_copy_prune() {
 	forge_prune_base=${forge_tmp_base:-${TMPDIR:-/tmp}}
 	case $forge_prune_base in /*) ;; *) return 0 ;; esac
-	[ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ] ||
+	{ [ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ]; } ||
 		forge_die 70 "forge_copy_prune: the repository is not known"
 	forge_real_dir "$forge_prune_base" || return 0
 	case $forge_real/ in "$forge_root_real"/* | "$forge_common_real"/*) return 0 ;; esac

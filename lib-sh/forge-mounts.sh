@@ -190,7 +190,7 @@ forge_mounts_optional() {
 # object stores it borrows are mounted read-only, and nothing that is, holds
 # or lies in the source worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
-	forge_mounts= forge_mounts_reserved= forge_mounts_custom=
+	forge_mounts='' forge_mounts_reserved='' forge_mounts_custom=
 	forge_mounts_hidden_set
 	forge_mounts_must "$1" worktree
 	forge_mounts_candidate rw "$1" worktree
@@ -230,7 +230,7 @@ forge_mounts_plan() {
 	# read-write one (the outer flag wins), so with msb it is never mounted;
 	# the git dir gives the sandbox the project's history. The plan keeps it
 	# in forge_mounts_project_held for a backend that can (and for up's note).
-	forge_mounts_project_held= forge_mounts_project_holds=
+	forge_mounts_project_held='' forge_mounts_project_holds=
 	forge_sandbox_cfg_value projro
 	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
 		[ "$forge_mp_project" != "$1" ] && forge_mounts_optional "$forge_mp_project" 'project'; then
@@ -353,7 +353,7 @@ forge_mounts_hooks_path() {
 '*}
 		forge_mhp_rest=${forge_mhp_rest#*'
 '}
-		[ "${forge_mhp_line%% *}" = rw ] && forge_path_within "$forge_mhp" "${forge_mhp_line#* }" || continue
+		{ [ "${forge_mhp_line%% *}" = rw ] && forge_path_within "$forge_mhp" "${forge_mhp_line#* }"; } || continue
 		if [ "${2:-}" = create ] && [ ! -e "$forge_mhp" ] && [ ! -L "$forge_mhp" ]; then
 			mkdir -p -- "${forge_mhp%/*}" 2>/dev/null || :
 		fi
@@ -482,7 +482,7 @@ forge_mounts_borrowed() {
 '*}
 			forge_mb_queue=${forge_mb_queue#*'
 '}
-			[ -f "$forge_mb_file" ] && [ ! -L "$forge_mb_file" ] || continue
+			{ [ -f "$forge_mb_file" ] && [ ! -L "$forge_mb_file" ]; } || continue
 			forge_mb_base=${forge_mb_file%/info/alternates}
 			while IFS= read -r forge_mb_line || [ -n "$forge_mb_line" ]; do
 				case $forge_mb_line in

@@ -196,7 +196,7 @@ forge_runs_prune() {
 	set --
 	for forge_prune_dir in "$forge_state_dir"/runs/*; do
 		forge_is_run_id "${forge_prune_dir##*/}" || continue
-		[ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ] || continue
+		{ [ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ]; } || continue
 		forge_run_alive "$forge_prune_dir" || set -- "$@" "$forge_prune_dir"
 	done
 	[ "$#" -gt 0 ] || return 0
@@ -215,7 +215,7 @@ forge_runs_prune() {
 			case $forge_runs_kept in *"
 $forge_prune_id
 "*) continue ;; esac
-			[ ! -L "$forge_prune_id" ] && [ -d "$forge_prune_id" ] || continue
+			{ [ ! -L "$forge_prune_id" ] && [ -d "$forge_prune_id" ]; } || continue
 			rm -rf -- "$forge_prune_id" 2>/dev/null || :
 		done
 	)

@@ -217,11 +217,11 @@ forge_step_exec() {
 		if [ -z "$forge_limit_ms" ] || [ "$forge_step_ms" -ge "$forge_limit_ms" ]; then
 			forge_step_reason=timeout
 		else
-			forge_step_reason=exit
+			forge_step_reason='exit'
 		fi ;;
 	126) forge_step_reason='not executable' ;;
 	127) forge_step_reason='not found' ;;
-	*) forge_step_reason=exit ;;
+	*) forge_step_reason='exit' ;;
 	esac
 	[ -z "${forge_signal:-}" ] || forge_step_reason=interrupted
 }
