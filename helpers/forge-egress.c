@@ -238,7 +238,7 @@ static void egress_header_value(const char *line, size_t n, size_t colon, const 
 static int egress_parse_request(const char *buf, size_t len, struct egress_request *req,
 	const char **reason)
 {
-	const char *p, *end, *sp1, *sp2, *line, *eol;
+	const char *p, *end, *sp1, *sp2, *line, *eol, *why;
 	size_t i;
 	int hosts = 0;
 
@@ -295,8 +295,10 @@ static int egress_parse_request(const char *buf, size_t len, struct egress_reque
 	req->connect = req->method_len == 7 && memcmp(buf, "CONNECT", 7) == 0;
 
 	if (req->connect) {
-		if ((*reason = egress_parse_authority(req->target, req->target_len, 0, req)))
+		if ((why = egress_parse_authority(req->target, req->target_len, 0, req))) {
+			*reason = why;
 			return 400;
+		}
 	} else {
 		const char *t = req->target, *auth, *auth_end;
 		size_t tn = req->target_len;
@@ -312,8 +314,10 @@ static int egress_parse_request(const char *buf, size_t len, struct egress_reque
 		auth = t + 7;
 		for (auth_end = auth; auth_end < t + tn && !strchr("/?#", *auth_end); auth_end++)
 			;
-		if ((*reason = egress_parse_authority(auth, (size_t)(auth_end - auth), 80, req)))
+		if ((why = egress_parse_authority(auth, (size_t)(auth_end - auth), 80, req))) {
+			*reason = why;
 			return 400;
+		}
 		req->path = auth_end;
 		req->path_len = (size_t)(t + tn - auth_end);
 	}
@@ -341,7 +345,7 @@ static int egress_parse_request(const char *buf, size_t len, struct egress_reque
 			}
 		if (egress_ieq(line, colon, "host")) {
 			struct egress_request named;
-			const char *v, *why;
+			const char *v;
 			size_t vlen;
 
 			if (++hosts > 1) {
@@ -361,15 +365,19 @@ static int egress_parse_request(const char *buf, size_t len, struct egress_reque
 	return 0;
 }
 
-/* Whether a header line is hop-by-hop (or Host, which the rewrite adds itself). */
+/*
+ * Whether a header line is hop-by-hop, meant for a proxy (Proxy-*), or Host,
+ * which the rewrite adds itself.
+ */
 static int egress_drop_header(const char *line, size_t colon)
 {
 	static const char *const names[] = {
-		"host", "connection", "proxy-connection", "keep-alive", "proxy-authorization",
-		"proxy-authenticate", "te", "trailer", "upgrade",
+		"host", "connection", "keep-alive", "te", "trailer", "upgrade",
 	};
 	size_t i;
 
+	if (colon >= 6 && egress_ieq(line, 6, "proxy-"))
+		return 1;
 	for (i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (egress_ieq(line, colon, names[i]))
 			return 1;
@@ -566,6 +574,8 @@ static int egress_allowed(const struct egress_rules *rules, const char *host, si
 	return 0;
 }
 
+#ifndef FORGE_EGRESS_NO_MAIN
+
 /* ------------------------------------------------------------------------ */
 /* The decision log                                                          */
 
@@ -598,8 +608,6 @@ static void egress_log(int fd, const char *verdict, const struct egress_request 
 	while (write(fd, line, (size_t)n) < 0 && errno == EINTR)
 		;
 }
-
-#ifndef FORGE_EGRESS_NO_MAIN
 
 /* ------------------------------------------------------------------------ */
 /* One client connection (a child process)                                  */
@@ -992,9 +1000,11 @@ int main(int argc, char **argv)
 			sigaction(SIGHUP, &sa, NULL);
 			sigaction(SIGCHLD, &sa, NULL);
 			close(lfd);
+			free(kids);
 			if (getppid() != parent)
 				_exit(0);  /* it died before PR_SET_PDEATHSIG */
 			serve(fd, &rules, logfd);
+			egress_rules_free(&rules);
 			_exit(0);
 		}
 		if (pid > 0)
