@@ -4,8 +4,9 @@
 # namespaces this file creates (no address or route of the host changes, no
 # traffic leaves the machine):
 #   scenario netns S (its own mount namespace: /etc/hosts and resolv.conf
-#   replaced there) — the "host": forge-egress, a loopback service on
-#   127.0.0.1:8080, a rebinding DNS server on 127.0.0.53;
+#   replaced there) — the "host": forge-egress, slirp4netns, a loopback
+#   service on 127.0.0.1:8080, a service on every address of S on :8081, a
+#   rebinding DNS server on 127.0.0.53;
 #   PUB  — a "public" host: 198.51.100.10 and 203.0.113.10 (TEST-NET), web
 #          servers on :80 (and TLS on :443);   S has 198.51.100.1 towards it;
 #   LAN  — a "LAN" host 10.9.0.10:80;           S has 10.9.0.1 towards it;
@@ -82,9 +83,11 @@ setup_file() {
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
+	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
 	nsenter --target "$S" --net --mount -- python3 "$F/dns.py" 127.0.0.53 rebind.public.test 198.51.100.10 "$NET/dns.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
-	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/dns.log"
+	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/dns.log" "$NET/host.log"
 	# Ready when the public server answers from S.
 	for _ in $(seq 1 100); do
 		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready && break
@@ -310,4 +313,58 @@ get() { sb curl -sS --max-time 5 -x http://127.0.0.1:3128 -w '\n%{http_code}\n' 
 	assert_failure
 	[ ! -e "$ST/egress.sock" ]
 	[ ! -e "$ST/egress.pid" ]
+}
+
+# open SBPID: attaches open-mode egress to the netns of SBPID.
+open_egress() {
+	in_s env FORGE_LIBDIR="$FORGE_LIBDIR" FORGE_HELPERDIR="$FORGE_HELPERDIR" sh -c \
+		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_open_start '$1' '$ST'"
+}
+
+@test "open mode: a public host answers; LAN, this host's addresses and its loopback are refused" {
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	open_egress "$SB"
+	run sb curl -sS --max-time 5 http://198.51.100.10/open
+	assert_success
+	assert_output '198.51.100.10 host=198.51.100.10 path=/open auth=-'
+	run sb curl -sS --max-time 5 http://203.0.113.10/open2
+	assert_success
+	run sb curl -sS --max-time 3 http://10.9.0.10/
+	assert_failure
+	for addr in 198.51.100.1 10.9.0.1 10.0.2.2 127.0.0.1; do
+		run sb curl -sS --max-time 3 "http://$addr:8081/"
+		assert_failure
+	done
+	run cat "$NET/lan.log" "$NET/host.log"
+	assert_output ''
+	# The sandbox's own loopback still works.
+	run sb sh -c 'python3 -m http.server -b 127.0.0.1 8099 >/dev/null 2>&1 & p=$!; sleep 1; curl -sS -o /dev/null -w "%{http_code}" --max-time 3 http://127.0.0.1:8099/; kill $p'
+	assert_output 200
+}
+
+@test "open mode: the rules are in place before the interface, and uid 1000 inside cannot change them" {
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	open_egress "$SB"
+	run sb nft list table inet forge_egress
+	assert_success
+	assert_output --partial '10.0.0.0/8'
+	assert_output --partial '198.51.100.1'
+	run sb setpriv --reuid 1000 --regid 1000 --clear-groups nft flush ruleset
+	assert_failure
+	run sb setpriv --reuid 1000 --regid 1000 --clear-groups ip route add 10.9.0.0/24 dev tap0
+	assert_failure
+	run sb nft list table inet forge_egress
+	assert_success
+}
+
+@test "open mode without slirp4netns or nft: the check names them, start refuses with 69" {
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_open_check; echo \"\$? \$forge_net_missing\""
+	assert_output '1 slirp4netns, nft, nsenter, ip'
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_open_start 1 '$ST'"
+	assert_failure 69
+	assert_output --partial 'open egress needs slirp4netns, nft'
 }
