@@ -2,7 +2,8 @@
  * forge-relay — inside a namespace sandbox (which has only `lo`), listen on
  * a TCP address (127.0.0.1:3128) and forward each connection to the unix
  * socket of forge-egress or the secrets proxy outside (SPEC 4.5). HTTP_PROXY
- * and friends point at the TCP address.
+ * and friends point at the TCP address. With --reverse, the other way: on
+ * the host, the secrets proxy's unix socket in front of mitmdump's TCP port.
  *
  * One process per connection, at most --max-conns at once; nothing is
  * parsed here (the proxy decides everything). Linked statically with musl
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -31,8 +33,10 @@
 
 #define USAGE \
 	"usage: forge-relay [--max-conns N] [--] ADDRESS:PORT SOCKET\n" \
+	"       forge-relay --reverse [--max-conns N] [--] SOCKET ADDRESS:PORT\n" \
 	"Listen on the IPv4 ADDRESS:PORT (e.g. 127.0.0.1:3128) and forward every\n" \
-	"connection to the unix socket SOCKET.\n" \
+	"connection to the unix socket SOCKET; with --reverse, listen on SOCKET\n" \
+	"(created owner-only) and forward to ADDRESS:PORT.\n" \
 	"  --max-conns N    at most N connections at once (default 64)\n" \
 	"  --help, --version\n"
 
@@ -85,20 +89,41 @@ static void parse_listen(const char *arg, struct sockaddr_in *sin)
 	sin->sin_port = htons((unsigned short)port);
 }
 
-/* Runs in the child: one client, one connection to the proxy. */
-static void forward(int client, const struct sockaddr_un *sun)
+/* Either end: an IPv4 address or a unix socket path. */
+union relay_addr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_un sun;
+};
+
+static socklen_t relay_addr_len(const union relay_addr *a)
 {
-	int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	return a->sa.sa_family == AF_INET ? sizeof a->sin : sizeof a->sun;
+}
+
+static void parse_unix(const char *arg, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	if (strlen(arg) >= sizeof sun->sun_path)
+		die(EXIT_USAGE, "the socket path is too long (at most %zu bytes)", sizeof sun->sun_path - 1);
+	strcpy(sun->sun_path, arg);
+}
+
+/* Runs in the child: one client, one connection to the other end. */
+static void forward(int client, const union relay_addr *to, const char *name)
+{
+	int up = socket(to->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (up < 0)
 		return;
-	while (connect(up, (const struct sockaddr *)sun, sizeof *sun) != 0) {
+	while (connect(up, &to->sa, relay_addr_len(to)) != 0) {
 		if (errno != EINTR) {
 			static const char down[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 37\r\n"
 				"Connection: close\r\n\r\nforge-relay: the proxy is not running\n";
 
 			fprintf(stderr, "%s: error: cannot connect to %s: %s\n", progname,
-				sun->sun_path, strerror(errno));
+				name, strerror(errno));
 			(void)relay_write_all(client, down, sizeof down - 1);
 			return;
 		}
@@ -108,17 +133,18 @@ static void forward(int client, const struct sockaddr_un *sun)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in sin;
-	struct sockaddr_un sun;
+	union relay_addr from, to;
 	struct sigaction sa;
 	unsigned long max = 64, count = 0;
-	int argi, lfd, one = 1;
+	int argi, lfd, one = 1, reverse = 0;
 
 	for (argi = 1; argi < argc && argv[argi][0] == '-'; argi++) {
 		if (strcmp(argv[argi], "--") == 0) {
 			argi++;
 			break;
-		} else if (strcmp(argv[argi], "--max-conns") == 0 && argi + 1 < argc) {
+		} else if (strcmp(argv[argi], "--reverse") == 0)
+			reverse = 1;
+		else if (strcmp(argv[argi], "--max-conns") == 0 && argi + 1 < argc) {
 			char *end;
 
 			errno = 0;
@@ -137,12 +163,13 @@ int main(int argc, char **argv)
 	}
 	if (argc - argi != 2)
 		usage(stderr, EXIT_USAGE);
-	parse_listen(argv[argi], &sin);
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	if (strlen(argv[argi + 1]) >= sizeof sun.sun_path)
-		die(EXIT_USAGE, "the socket path is too long (at most %zu bytes)", sizeof sun.sun_path - 1);
-	strcpy(sun.sun_path, argv[argi + 1]);
+	if (reverse) {
+		parse_unix(argv[argi], &from.sun);
+		parse_listen(argv[argi + 1], &to.sin);
+	} else {
+		parse_listen(argv[argi], &from.sin);
+		parse_unix(argv[argi + 1], &to.sun);
+	}
 
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
@@ -157,12 +184,19 @@ int main(int argc, char **argv)
 	if (sigaction(SIGCHLD, &sa, NULL) != 0)
 		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
 
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	lfd = socket(from.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
 		die(EXIT_INTERNAL, "socket: %s", strerror(errno));
-	if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+	if (reverse) {
+		struct stat st;
+
+		/* A stale socket is replaced; anything else is in the way. */
+		if (lstat(from.sun.sun_path, &st) == 0 && (!S_ISSOCK(st.st_mode) || unlink(from.sun.sun_path) != 0))
+			die(EXIT_UNAVAILABLE, "cannot listen on %s: something else is there", argv[argi]);
+		umask(077);
+	} else if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
 		die(EXIT_INTERNAL, "setsockopt: %s", strerror(errno));
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(lfd, 64) != 0)
+	if (bind(lfd, &from.sa, relay_addr_len(&from)) != 0 || listen(lfd, 64) != 0)
 		die(EXIT_UNAVAILABLE, "cannot listen on %s: %s", argv[argi], strerror(errno));
 
 	while (!stop_signal) {
@@ -193,7 +227,7 @@ int main(int argc, char **argv)
 			close(lfd);
 			if (getppid() != parent)
 				_exit(0);  /* it died before PR_SET_PDEATHSIG */
-			forward(fd, &sun);
+			forward(fd, &to, argv[argi + 1]);
 			_exit(0);
 		}
 		if (pid > 0)

@@ -19,8 +19,9 @@
 #       Sets forge_net_relay to forge-relay (static). Run it inside the
 #       sandbox as: forge-relay 127.0.0.1:3128 SOCKET, where SOCKET is where
 #       STATEDIR/egress.sock is bind-mounted (a read-only bind is fine).
-#   forge_net_proxy_env
-#       Prints the NAME=VALUE lines to set inside (HTTP_PROXY and friends).
+#   forge_net_proxy_env [STATEDIR]
+#       Prints the NAME=VALUE lines to set inside (HTTP_PROXY and friends;
+#       with the secrets proxy's token when STATEDIR has one).
 #
 # Open mode (no allow-list): slirp4netns + nft rules in the sandbox's netns.
 #   forge_net_open_check
@@ -34,6 +35,20 @@
 #       missing. The sandbox's resolv.conf must say "nameserver 10.0.2.3".
 #   forge_net_open_stop STATEDIR
 #       Stops slirp4netns; fine when not running.
+#
+# Secrets (sandbox.network.secrets): TLS interception in front of forge-egress.
+#   forge_net_secrets_start STATEDIR RULESFILE SECRETSFILE
+#       Like forge_net_proxy_start (same STATEDIR/egress.sock, which the
+#       relay uses unchanged), with mitmdump and lib-sh/forge-secrets.py in
+#       front: SECRETSFILE holds ENV@HOST[,HOST...] lines (names only; the
+#       values stay in the environment of the calling process, which
+#       mitmdump inherits). RULESFILE must include the secret hosts. A
+#       per-sandbox CA is made in STATEDIR/mitm/ at the first start: the
+#       sandbox must trust STATEDIR/mitm/mitmproxy-ca-cert.pem. Clients
+#       authenticate with a per-sandbox token: use forge_net_proxy_env
+#       STATEDIR. 69 naming mitmdump when it is not installed.
+#       FORGE_SECRETS_UPSTREAM_CA: an extra CA file to trust upstream.
+#   forge_net_secrets_stop STATEDIR
 
 # forge_net_pid_stop FILE: TERM the process whose PID FILE holds, wait up to
 # 5 s for it to go, then remove FILE. A missing or stale FILE is fine.
@@ -57,23 +72,29 @@ forge_net_pid_stop() {
 }
 
 forge_net_proxy_start() {
-	forge_np_dir=$1 forge_np_rules=$2
+	forge_net_egress_start "$1" "$2" egress
+}
+
+# forge_net_egress_start STATEDIR RULESFILE NAME: forge-egress on
+# STATEDIR/NAME.sock, its PID in STATEDIR/NAME.pid.
+forge_net_egress_start() {
+	forge_np_dir=$1 forge_np_rules=$2 forge_np_name=$3
 	if [ ! -d "$forge_np_dir" ] || [ -L "$forge_np_dir" ]; then
 		forge_die 73 "$forge_np_dir: not a folder"
 	fi
 	[ -f "$forge_np_rules" ] || forge_die 65 "$forge_np_rules: the allow-list file is missing"
 	forge_helper_path forge-egress
-	forge_net_pid_stop "$forge_np_dir/egress.pid"
+	forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
 	# A socket left by a killed run would look ready at once.
-	if [ -S "$forge_np_dir/egress.sock" ]; then rm -f -- "$forge_np_dir/egress.sock"; fi
-	"$forge_helper" --log "$forge_np_dir" -- "$forge_np_dir/egress.sock" "$forge_np_rules" \
-		</dev/null >/dev/null 2>"$forge_np_dir/egress.err" &
-	printf '%s\n' "$!" >"$forge_np_dir/egress.pid"
+	if [ -S "$forge_np_dir/$forge_np_name.sock" ]; then rm -f -- "$forge_np_dir/$forge_np_name.sock"; fi
+	"$forge_helper" --log "$forge_np_dir" -- "$forge_np_dir/$forge_np_name.sock" "$forge_np_rules" \
+		</dev/null >/dev/null 2>"$forge_np_dir/$forge_np_name.err" &
+	printf '%s\n' "$!" >"$forge_np_dir/$forge_np_name.pid"
 	forge_np_pid=$! forge_np_n=0
-	while [ ! -S "$forge_np_dir/egress.sock" ]; do
+	while [ ! -S "$forge_np_dir/$forge_np_name.sock" ]; do
 		if ! kill -0 "$forge_np_pid" 2>/dev/null || [ "$forge_np_n" -ge 100 ]; then
-			forge_net_pid_stop "$forge_np_dir/egress.pid"
-			forge_die 69 "forge-egress did not start: $(cat -- "$forge_np_dir/egress.err" 2>/dev/null)"
+			forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
+			forge_die 69 "forge-egress did not start: $(cat -- "$forge_np_dir/$forge_np_name.err" 2>/dev/null)"
 		fi
 		sleep 0.05
 		forge_np_n=$((forge_np_n + 1))
@@ -91,8 +112,12 @@ forge_net_relay_path() {
 }
 
 forge_net_proxy_env() {
+	forge_ne_auth=
+	if [ -n "${1:-}" ] && [ -f "$1/mitm/token" ]; then
+		forge_ne_auth="forge:$(cat -- "$1/mitm/token")@"
+	fi
 	for forge_ne_name in HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy; do
-		printf '%s=http://127.0.0.1:3128\n' "$forge_ne_name"
+		printf '%s=http://%s127.0.0.1:3128\n' "$forge_ne_name" "$forge_ne_auth"
 	done
 	printf 'NO_PROXY=localhost,127.0.0.1,::1\nno_proxy=localhost,127.0.0.1,::1\n'
 }
@@ -169,4 +194,70 @@ forge_net_open_start() {
 
 forge_net_open_stop() {
 	forge_net_pid_stop "$1/slirp.pid"
+}
+
+# forge_net_free_port: prints a TCP port of 127.0.0.1 free right now.
+forge_net_free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# forge_net_wait_port PID PORT: waits until 127.0.0.1:PORT accepts, while PID lives.
+forge_net_wait_port() {
+	forge_nw_n=0
+	until python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$2" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null && [ "$forge_nw_n" -lt 150 ] || return 1
+		sleep 0.1
+		forge_nw_n=$((forge_nw_n + 1))
+	done
+}
+
+forge_net_secrets_start() {
+	forge_ns_dir=$1 forge_ns_rules=$2 forge_ns_secrets=$3
+	command -v mitmdump >/dev/null 2>&1 ||
+		forge_die 69 "secrets need mitmproxy's mitmdump (Debian: apt-get install mitmproxy)"
+	[ -f "$forge_ns_secrets" ] || forge_die 65 "$forge_ns_secrets: the secrets file is missing"
+	forge_net_secrets_stop "$forge_ns_dir"
+	# 1. forge-egress decides, behind a TCP relay mitmdump can use as upstream.
+	forge_net_egress_start "$forge_ns_dir" "$forge_ns_rules" upstream
+	forge_net_relay_path
+	forge_ns_up=$(forge_net_free_port) forge_ns_front=$(forge_net_free_port)
+	"$forge_net_relay" "127.0.0.1:$forge_ns_up" "$forge_ns_dir/upstream.sock" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$forge_ns_dir/relay-upstream.pid"
+	# 2. mitmdump: a CA and a token per sandbox, owner-only, made once.
+	(umask 077 && mkdir -p -- "$forge_ns_dir/mitm") || forge_die 73 "cannot create $forge_ns_dir/mitm"
+	if [ ! -s "$forge_ns_dir/mitm/token" ]; then
+		(umask 077 && od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$forge_ns_dir/mitm/token") ||
+			forge_die 73 "cannot write $forge_ns_dir/mitm/token"
+	fi
+	(umask 077 && printf 'proxyauth: "forge:%s"\n' "$(cat -- "$forge_ns_dir/mitm/token")" \
+		>"$forge_ns_dir/mitm/config.yaml") || forge_die 73 "cannot write $forge_ns_dir/mitm/config.yaml"
+	set -- --quiet --set confdir="$forge_ns_dir/mitm" --listen-host 127.0.0.1 --listen-port "$forge_ns_front" \
+		--mode "upstream:http://127.0.0.1:$forge_ns_up" --set connection_strategy=eager \
+		-s "$(forge_libsh_dir)/forge-secrets.py" --set forge_secrets="$forge_ns_secrets"
+	if [ -n "${FORGE_SECRETS_UPSTREAM_CA:-}" ]; then
+		set -- "$@" --set ssl_verify_upstream_trusted_ca="$FORGE_SECRETS_UPSTREAM_CA"
+	fi
+	mitmdump "$@" </dev/null >"$forge_ns_dir/mitm/mitmdump.log" 2>&1 &
+	printf '%s\n' "$!" >"$forge_ns_dir/mitm.pid"
+	forge_net_wait_port "$!" "$forge_ns_front" || {
+		forge_net_secrets_stop "$forge_ns_dir"
+		forge_die 69 "mitmdump did not start: $(tail -n 3 -- "$forge_ns_dir/mitm/mitmdump.log" 2>/dev/null)"
+	}
+	# 3. The socket the sandbox's relay connects to.
+	"$forge_net_relay" --reverse "$forge_ns_dir/egress.sock" "127.0.0.1:$forge_ns_front" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$forge_ns_dir/egress.pid"
+	forge_ns_n=0
+	until [ -S "$forge_ns_dir/egress.sock" ]; do
+		[ "$forge_ns_n" -lt 100 ] || forge_die 69 "the secrets proxy's socket did not appear"
+		sleep 0.05
+		forge_ns_n=$((forge_ns_n + 1))
+	done
+}
+
+forge_net_secrets_stop() {
+	forge_net_proxy_stop "$1"
+	forge_net_pid_stop "$1/mitm.pid"
+	forge_net_pid_stop "$1/relay-upstream.pid"
+	forge_net_pid_stop "$1/upstream.pid"
+	if [ -S "$1/upstream.sock" ]; then rm -f -- "$1/upstream.sock"; fi
 }

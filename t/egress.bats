@@ -116,7 +116,7 @@ teardown() {
 	[ -z "${EGRESS_SKIP:-}" ] || return 0
 	[ -z "$RELAY" ] || kill "$RELAY" 2>/dev/null || :
 	[ -z "$SB" ] || kill "$SB" 2>/dev/null || :
-	[ ! -d "${ST:-}" ] || in_s sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_stop '$ST'; forge_net_open_stop '$ST'"
+	[ ! -d "${ST:-}" ] || in_s sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_secrets_stop '$ST'; forge_net_open_stop '$ST'"
 	forge_test_teardown
 }
 
@@ -367,4 +367,65 @@ open_egress() {
 	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_open_start 1 '$ST'"
 	assert_failure 69
 	assert_output --partial 'open egress needs slirp4netns, nft'
+}
+
+# secrets ENV@HOSTS RULE...: the secrets proxy in S (value of ENV in its
+# environment only), and a sandbox with the relay.
+secrets() {
+	printf '%s\n' "$1" >"$ST/secrets"
+	shift
+	printf '%s\n' "$@" >"$ST/rules"
+	in_s env FORGE_LIBDIR="$FORGE_LIBDIR" FORGE_HELPERDIR="$FORGE_HELPERDIR" TOKEN_X=s3cr3t-value \
+		FORGE_SECRETS_UPSTREAM_CA="$NET/ca.pem" sh -c \
+		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_secrets_start '$ST' '$ST/rules' '$ST/secrets'"
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	nsenter --target "$SB" --net --mount -- "$abs_top_builddir/helpers/forge-relay" 127.0.0.1:3128 "$ST/egress.sock" >/dev/null 2>&1 3>&- &
+	RELAY=$!
+	PROXY=$(sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_env '$ST'" | sed -n 's/^HTTPS_PROXY=//p')
+}
+
+@test "secrets: the placeholder is replaced on TLS to the secret's host only; the value is nowhere on disk" {
+	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
+	# The secret's host: intercepted (the sandbox trusts the per-sandbox CA).
+	run sb curl -sS --max-time 10 -x "$PROXY" --cacert "$ST/mitm/mitmproxy-ca-cert.pem" \
+		-H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
+	# Another allowed host: tunnelled untouched (its own certificate), no value.
+	run sb curl -sS --max-time 10 -x "$PROXY" --cacert "$NET/ca.pem" \
+		-H 'Authorization: Bearer $MSB_TOKEN_X' https://www.public.test/other
+	assert_success
+	assert_output '198.51.100.10 host=www.public.test path=/other auth=Bearer $MSB_TOKEN_X'
+	# Plain HTTP to the secret's host: no substitution.
+	run sb curl -sS --max-time 10 -x "$PROXY" -H 'Authorization: Bearer $MSB_TOKEN_X' http://api.public.test/plain
+	assert_output '198.51.100.10 host=api.public.test path=/plain auth=Bearer $MSB_TOKEN_X'
+	run grep -r -l s3cr3t-value "$ST"
+	assert_output ''
+	run grep -l s3cr3t-value /proc/[0-9]*/cmdline
+	assert_output ''
+}
+
+@test "secrets: the allow-list and the address checks still apply (forge-egress decides)" {
+	secrets 'TOKEN_X@api.public.test' api.public.test '*.public.test'
+	run sb curl -sS --max-time 10 -x "$PROXY" --cacert "$NET/ca.pem" https://evil.test/
+	assert_failure
+	run sb curl -sS --max-time 10 -x "$PROXY" http://lan.public.test/
+	assert_output --partial 'not public'
+	run grep -c 'deny CONNECT evil.test:443' "$ST/egress.log"
+	assert_output 1
+	run cat "$NET/lan.log"
+	assert_output ''
+	# Without the per-sandbox token, mitmdump does not serve (407).
+	run sb curl -sS --max-time 10 -x http://127.0.0.1:3128 -o /dev/null -w '%{http_code}' http://api.public.test/
+	assert_output 407
+}
+
+@test "secrets without mitmdump: 69 naming it" {
+	printf 'X@a.example.com\n' >"$ST/secrets"
+	: >"$ST/rules"
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_secrets_start '$ST' '$ST/rules' '$ST/secrets'"
+	assert_failure 69
+	assert_output --partial "mitmdump"
 }
