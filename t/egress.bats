@@ -81,13 +81,15 @@ setup_file() {
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
+	nsenter --target "$LAN" --net -- python3 "$F/dns.py" 10.9.0.10 rebind.public.test 198.51.100.10 "$NET/lan-dns.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
 	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$S" --net --mount -- python3 "$F/dns.py" 127.0.0.53 rebind.public.test 198.51.100.10 "$NET/dns.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
-	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/dns.log" "$NET/host.log"
+	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/dns.log" "$NET/host.log" "$NET/lan-dns.log"
 	# Ready when the public server answers from S.
 	for _ in $(seq 1 100); do
 		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready && break
@@ -359,6 +361,24 @@ open_egress() {
 	assert_failure
 	run sb nft list table inet forge_egress
 	assert_success
+}
+
+@test "open mode: names resolve through slirp4netns's DNS forwarder, the one DNS server the rules let through" {
+	printf 'nameserver 10.0.2.3\n' >"$ST/resolv.conf"
+	nsenter --target "$S" --net --mount -- unshare --net --mount --propagation private -- \
+		sh -c "mount --bind '$ST/resolv.conf' /etc/resolv.conf && ip link set lo up && exec sleep 600" >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.2
+	open_egress "$SB"
+	run sb getent hosts rebind.public.test
+	assert_success
+	assert_output --regexp '^(198\.51\.100\.10|127\.0\.0\.1) +rebind\.public\.test$'
+	# A DNS server on the LAN (which slirp4netns could reach) is refused.
+	printf 'nameserver 10.9.0.10\n' >"$ST/resolv.conf"
+	run sb getent hosts rebind.public.test
+	assert_failure
+	run cat "$NET/lan-dns.log"
+	assert_output ''
 }
 
 @test "open mode without slirp4netns or nft: the check names them, start refuses with 69" {
