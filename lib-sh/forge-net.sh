@@ -1,0 +1,263 @@
+# forge-net.sh — the network of a namespace (bwrap) sandbox, SPEC 4.5.
+#
+# shellcheck shell=sh
+#
+# The interface forge-bwrap.sh uses (every STATEDIR is the sandbox's state
+# folder, owned by the invoker; every function exits with SPEC 2's codes):
+#
+# Restricted mode (an allow-list): the sandbox has only `lo`.
+#   forge_net_proxy_start STATEDIR RULESFILE
+#       Starts forge-egress in the background, serving STATEDIR/egress.sock
+#       (owner-only) with the entries of RULESFILE (one per line, as
+#       forge-netrule reads them; an empty file denies everything), one line
+#       per decision in STATEDIR/egress.log, its PID in STATEDIR/egress.pid.
+#       Returns once the socket is there; 69 (with forge-egress's message)
+#       when it could not start.
+#   forge_net_proxy_stop STATEDIR
+#       Stops it and removes egress.sock and egress.pid; fine when not running.
+#   forge_net_relay_path
+#       Sets forge_net_relay to forge-relay (static). Run it inside the
+#       sandbox as: forge-relay 127.0.0.1:3128 SOCKET, where SOCKET is where
+#       STATEDIR/egress.sock is bind-mounted (a read-only bind is fine).
+#   forge_net_proxy_env [STATEDIR]
+#       Prints the NAME=VALUE lines to set inside (HTTP_PROXY and friends;
+#       with the secrets proxy's token when STATEDIR has one).
+#
+# Open mode (no allow-list): slirp4netns + nft rules in the sandbox's netns.
+#   forge_net_open_check
+#       0 when slirp4netns, nft, nsenter and ip are installed; else 1 with
+#       forge_net_missing naming the missing programs (for doctor).
+#   forge_net_open_start NETNS_PID STATEDIR
+#       Installs the nft rules in the network namespace of NETNS_PID (every
+#       non-public destination and this host's addresses rejected, DNS to
+#       slirp4netns's forwarder 10.0.2.3 allowed), then attaches slirp4netns
+#       (tap0, 10.0.2.100/24, PID in STATEDIR/slirp.pid). 69 naming what is
+#       missing. The sandbox's resolv.conf must say "nameserver 10.0.2.3".
+#   forge_net_open_stop STATEDIR
+#       Stops slirp4netns; fine when not running.
+#
+# Secrets (sandbox.network.secrets): TLS interception in front of forge-egress.
+#   forge_net_secrets_start STATEDIR RULESFILE SECRETSFILE
+#       Like forge_net_proxy_start (same STATEDIR/egress.sock, which the
+#       relay uses unchanged), with mitmdump and lib-sh/forge-secrets.py in
+#       front: SECRETSFILE holds ENV@HOST[,HOST...] lines (names only; the
+#       values stay in the environment of the calling process, which
+#       mitmdump inherits). RULESFILE must include the secret hosts. A
+#       per-sandbox CA is made in STATEDIR/mitm/ at the first start: the
+#       sandbox must trust STATEDIR/mitm/mitmproxy-ca-cert.pem. Clients
+#       authenticate with a per-sandbox token: use forge_net_proxy_env
+#       STATEDIR. 69 naming mitmdump when it is not installed.
+#       FORGE_SECRETS_UPSTREAM_CA: an extra CA file to trust upstream.
+#   forge_net_secrets_stop STATEDIR
+
+# forge_net_pid_stop FILE: TERM the process whose PID FILE holds, wait up to
+# 5 s for it to go, then remove FILE. A missing or stale FILE is fine.
+forge_net_pid_stop() {
+	[ -f "$1" ] || return 0
+	forge_net_pid=$(cat -- "$1") || forge_net_pid=
+	case $forge_net_pid in
+	'' | *[!0-9]*) ;;
+	*)
+		if kill -TERM "$forge_net_pid" 2>/dev/null; then
+			forge_net_n=0
+			while kill -0 "$forge_net_pid" 2>/dev/null && [ "$forge_net_n" -lt 50 ]; do
+				sleep 0.1
+				forge_net_n=$((forge_net_n + 1))
+			done
+			kill -KILL "$forge_net_pid" 2>/dev/null || :
+		fi
+		;;
+	esac
+	rm -f -- "$1"
+}
+
+forge_net_proxy_start() {
+	forge_net_egress_start "$1" "$2" egress
+}
+
+# forge_net_egress_start STATEDIR RULESFILE NAME: forge-egress on
+# STATEDIR/NAME.sock, its PID in STATEDIR/NAME.pid.
+forge_net_egress_start() {
+	forge_np_dir=$1 forge_np_rules=$2 forge_np_name=$3
+	if [ ! -d "$forge_np_dir" ] || [ -L "$forge_np_dir" ]; then
+		forge_die 73 "$forge_np_dir: not a folder"
+	fi
+	[ -f "$forge_np_rules" ] || forge_die 65 "$forge_np_rules: the allow-list file is missing"
+	forge_helper_path forge-egress
+	forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
+	# A socket left by a killed run would look ready at once.
+	if [ -S "$forge_np_dir/$forge_np_name.sock" ]; then rm -f -- "$forge_np_dir/$forge_np_name.sock"; fi
+	"$forge_helper" --log "$forge_np_dir" -- "$forge_np_dir/$forge_np_name.sock" "$forge_np_rules" \
+		</dev/null >/dev/null 2>"$forge_np_dir/$forge_np_name.err" &
+	printf '%s\n' "$!" >"$forge_np_dir/$forge_np_name.pid"
+	forge_np_pid=$! forge_np_n=0
+	while [ ! -S "$forge_np_dir/$forge_np_name.sock" ]; do
+		if ! kill -0 "$forge_np_pid" 2>/dev/null || [ "$forge_np_n" -ge 100 ]; then
+			forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
+			forge_die 69 "forge-egress did not start: $(cat -- "$forge_np_dir/$forge_np_name.err" 2>/dev/null)"
+		fi
+		sleep 0.05
+		forge_np_n=$((forge_np_n + 1))
+	done
+}
+
+forge_net_proxy_stop() {
+	forge_net_pid_stop "$1/egress.pid"
+	if [ -S "$1/egress.sock" ]; then rm -f -- "$1/egress.sock"; fi
+}
+
+forge_net_relay_path() {
+	forge_helper_path forge-relay
+	forge_net_relay=$forge_helper
+}
+
+forge_net_proxy_env() {
+	forge_ne_auth=
+	if [ -n "${1:-}" ] && [ -f "$1/mitm/token" ]; then
+		forge_ne_auth="forge:$(cat -- "$1/mitm/token")@"
+	fi
+	for forge_ne_name in HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy; do
+		printf '%s=http://%s127.0.0.1:3128\n' "$forge_ne_name" "$forge_ne_auth"
+	done
+	printf 'NO_PROXY=localhost,127.0.0.1,::1\nno_proxy=localhost,127.0.0.1,::1\n'
+}
+
+forge_net_open_check() {
+	forge_net_missing=
+	for forge_nc_tool in slirp4netns nft nsenter ip; do
+		command -v "$forge_nc_tool" >/dev/null 2>&1 ||
+			forge_net_missing="${forge_net_missing:+$forge_net_missing, }$forge_nc_tool"
+	done
+	[ -z "$forge_net_missing" ]
+}
+
+# forge_net_nft_rules: prints the nft ruleset of open mode. This host's own
+# addresses (every interface, from `ip`) are rejected with the private ranges.
+forge_net_nft_rules() {
+	forge_nr_v4=$(ip -o -4 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
+	forge_nr_v6=$(ip -o -6 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
+	cat <<EOF
+table inet forge_egress {
+	chain output {
+		type filter hook output priority 0; policy accept;
+		oifname "lo" accept
+		ip daddr 10.0.2.3 udp dport 53 accept
+		ip daddr 10.0.2.3 tcp dport 53 accept
+		ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 224.0.0.0/4, 255.255.255.255 } reject with icmp type admin-prohibited
+		ip6 daddr { ::/127, ::ffff:0:0/96, 64:ff9b::/96, fc00::/7, fe80::/10, ff00::/8 } reject with icmpv6 type admin-prohibited
+EOF
+	[ -z "$forge_nr_v4" ] ||
+		printf '\t\tip daddr { %s } reject with icmp type admin-prohibited\n' "$forge_nr_v4"
+	[ -z "$forge_nr_v6" ] ||
+		printf '\t\tip6 daddr { %s } reject with icmpv6 type admin-prohibited\n' "$forge_nr_v6"
+	printf '\t}\n}\n'
+}
+
+# forge_net_nsenter PID CMD...: runs CMD in the network namespace of PID
+# (joining its user namespace too when it has its own and we are not root).
+forge_net_nsenter() {
+	forge_ns_pid=$1
+	shift
+	if [ "$(id -u)" != 0 ] &&
+		[ "$(readlink "/proc/$forge_ns_pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; then
+		nsenter --target "$forge_ns_pid" --user --preserve-credentials --net -- "$@"
+	else
+		nsenter --target "$forge_ns_pid" --net -- "$@"
+	fi
+}
+
+forge_net_open_start() {
+	forge_no_pid=$1 forge_no_dir=$2
+	forge_net_open_check ||
+		forge_die 69 "open egress needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2)"
+	case $forge_no_pid in '' | *[!0-9]*) forge_die 64 "not a PID: $forge_no_pid" ;; esac
+	[ -e "/proc/$forge_no_pid/ns/net" ] || forge_die 69 "no process $forge_no_pid"
+	# The rules go in before the interface exists: no moment without them.
+	forge_net_nft_rules | forge_net_nsenter "$forge_no_pid" nft -f - ||
+		forge_die 69 "cannot install the egress rules in the sandbox's network namespace"
+	set -- --configure --mtu=65520 --disable-host-loopback --enable-sandbox --enable-seccomp
+	if [ "$(id -u)" != 0 ]; then set -- "$@" --userns-path="/proc/$forge_no_pid/ns/user"; fi
+	forge_net_pid_stop "$forge_no_dir/slirp.pid"
+	slirp4netns "$@" --netns-type=path "/proc/$forge_no_pid/ns/net" tap0 \
+		</dev/null >"$forge_no_dir/slirp.log" 2>&1 &
+	printf '%s\n' "$!" >"$forge_no_dir/slirp.pid"
+	forge_no_slirp=$! forge_no_n=0
+	until forge_net_nsenter "$forge_no_pid" ip -o -4 addr show dev tap0 2>/dev/null | grep -q ' 10\.0\.2\.100/'; do
+		if ! kill -0 "$forge_no_slirp" 2>/dev/null || [ "$forge_no_n" -ge 100 ]; then
+			forge_net_pid_stop "$forge_no_dir/slirp.pid"
+			forge_die 69 "slirp4netns did not start: $(tail -n 3 -- "$forge_no_dir/slirp.log" 2>/dev/null)"
+		fi
+		sleep 0.05
+		forge_no_n=$((forge_no_n + 1))
+	done
+}
+
+forge_net_open_stop() {
+	forge_net_pid_stop "$1/slirp.pid"
+}
+
+# forge_net_free_port: prints a TCP port of 127.0.0.1 free right now.
+forge_net_free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# forge_net_wait_port PID PORT: waits until 127.0.0.1:PORT accepts, while PID lives.
+forge_net_wait_port() {
+	forge_nw_n=0
+	until python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$2" 2>/dev/null; do
+		kill -0 "$1" 2>/dev/null && [ "$forge_nw_n" -lt 150 ] || return 1
+		sleep 0.1
+		forge_nw_n=$((forge_nw_n + 1))
+	done
+}
+
+forge_net_secrets_start() {
+	forge_ns_dir=$1 forge_ns_rules=$2 forge_ns_secrets=$3
+	command -v mitmdump >/dev/null 2>&1 ||
+		forge_die 69 "secrets need mitmproxy's mitmdump (Debian: apt-get install mitmproxy)"
+	[ -f "$forge_ns_secrets" ] || forge_die 65 "$forge_ns_secrets: the secrets file is missing"
+	forge_net_secrets_stop "$forge_ns_dir"
+	# 1. forge-egress decides, behind a TCP relay mitmdump can use as upstream.
+	forge_net_egress_start "$forge_ns_dir" "$forge_ns_rules" upstream
+	forge_net_relay_path
+	forge_ns_up=$(forge_net_free_port) forge_ns_front=$(forge_net_free_port)
+	"$forge_net_relay" "127.0.0.1:$forge_ns_up" "$forge_ns_dir/upstream.sock" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$forge_ns_dir/relay-upstream.pid"
+	# 2. mitmdump: a CA and a token per sandbox, owner-only, made once.
+	(umask 077 && mkdir -p -- "$forge_ns_dir/mitm") || forge_die 73 "cannot create $forge_ns_dir/mitm"
+	if [ ! -s "$forge_ns_dir/mitm/token" ]; then
+		(umask 077 && od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$forge_ns_dir/mitm/token") ||
+			forge_die 73 "cannot write $forge_ns_dir/mitm/token"
+	fi
+	(umask 077 && printf 'proxyauth: "forge:%s"\n' "$(cat -- "$forge_ns_dir/mitm/token")" \
+		>"$forge_ns_dir/mitm/config.yaml") || forge_die 73 "cannot write $forge_ns_dir/mitm/config.yaml"
+	set -- --quiet --set confdir="$forge_ns_dir/mitm" --listen-host 127.0.0.1 --listen-port "$forge_ns_front" \
+		--mode "upstream:http://127.0.0.1:$forge_ns_up" --set connection_strategy=eager \
+		-s "$(forge_libsh_dir)/forge-secrets.py" --set forge_secrets="$forge_ns_secrets"
+	if [ -n "${FORGE_SECRETS_UPSTREAM_CA:-}" ]; then
+		set -- "$@" --set ssl_verify_upstream_trusted_ca="$FORGE_SECRETS_UPSTREAM_CA"
+	fi
+	mitmdump "$@" </dev/null >"$forge_ns_dir/mitm/mitmdump.log" 2>&1 &
+	printf '%s\n' "$!" >"$forge_ns_dir/mitm.pid"
+	forge_net_wait_port "$!" "$forge_ns_front" || {
+		forge_net_secrets_stop "$forge_ns_dir"
+		forge_die 69 "mitmdump did not start: $(tail -n 3 -- "$forge_ns_dir/mitm/mitmdump.log" 2>/dev/null)"
+	}
+	# 3. The socket the sandbox's relay connects to.
+	"$forge_net_relay" --reverse "$forge_ns_dir/egress.sock" "127.0.0.1:$forge_ns_front" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$forge_ns_dir/egress.pid"
+	forge_ns_n=0
+	until [ -S "$forge_ns_dir/egress.sock" ]; do
+		[ "$forge_ns_n" -lt 100 ] || forge_die 69 "the secrets proxy's socket did not appear"
+		sleep 0.05
+		forge_ns_n=$((forge_ns_n + 1))
+	done
+}
+
+forge_net_secrets_stop() {
+	forge_net_proxy_stop "$1"
+	forge_net_pid_stop "$1/mitm.pid"
+	forge_net_pid_stop "$1/relay-upstream.pid"
+	forge_net_pid_stop "$1/upstream.pid"
+	if [ -S "$1/upstream.sock" ]; then rm -f -- "$1/upstream.sock"; fi
+}
