@@ -261,3 +261,101 @@ forge_net_secrets_stop() {
 	forge_net_pid_stop "$1/upstream.pid"
 	if [ -S "$1/upstream.sock" ]; then rm -f -- "$1/upstream.sock"; fi
 }
+
+# --- the namespace backend's wiring (forge-bwrap.sh calls these) ------------------
+#
+# Per sandbox, in its state folder STATEDIR (owner-only):
+#   net/            the only host folder a restricted sandbox sees
+#                   (read-only, at /run/forge/net): egress.sock and
+#                   nothing else, so no other host socket is reachable.
+#   rules           the allow-list forge-egress enforces, one entry a line
+#                   (from the egress flags recorded at create).
+#   net/resolv.conf open mode: slirp4netns's DNS forwarder.
+
+# forge_net_bwrap_render STATEDIR MODE: adds the bwrap arguments of MODE
+# (restricted or open) to forge_bwrap_plan: what the sandbox must see at
+# start. Writes nothing (plan uses it too).
+forge_net_bwrap_render() {
+	case $2 in
+	restricted)
+		forge_net_relay_path
+		forge_bwrap_add --ro-bind "$1/net" /run/forge/net \
+			--ro-bind "$forge_net_relay" /run/forge/forge-relay
+		# Set inside, never taken from the host.
+		for forge_nbr_line in $(forge_net_proxy_env ""); do
+			forge_bwrap_add --setenv "${forge_nbr_line%%=*}" "${forge_nbr_line#*=}"
+		done
+		;;
+	open) forge_bwrap_add --ro-bind "$1/net/resolv.conf" /etc/resolv.conf ;;
+	esac
+}
+
+# forge_net_bwrap_prepare STATEDIR MODE EGRESS SECRETS: before the sandbox
+# starts: stops what a previous run left, refuses (69) when MODE cannot be
+# enforced here, makes STATEDIR/net, and for restricted starts forge-egress
+# with the allow@ entries of EGRESS (forge-sandbox's recorded egress flags)
+# and moves its socket into STATEDIR/net. SECRETS (ENV@HOST,... lines) are
+# refused: a namespace sandbox does not get them yet.
+forge_net_bwrap_prepare() {
+	forge_net_bwrap_stop "$1"
+	[ -z "$4" ] ||
+		forge_die 69 "sandbox.network.secrets are not supported by the namespace backend yet: refusing to start without them (use msb, or remove the secrets)"
+	if [ "$2" = open ]; then
+		forge_net_open_check ||
+			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2); or configure sandbox.network.allow"
+	fi
+	if [ -L "$1/net" ] || { [ -e "$1/net" ] && [ ! -d "$1/net" ]; }; then
+		forge_die 73 "$1/net is not a directory; refusing to use it"
+	fi
+	(umask 077 && mkdir -p -- "$1/net") || forge_die 73 "cannot create $1/net"
+	case $2 in
+	open)
+		printf 'nameserver 10.0.2.3\n' >"$1/net/resolv.conf" || forge_die 73 "cannot write $1/net/resolv.conf"
+		;;
+	restricted)
+		# The allow@ targets, one a line; "--net-default deny" alone: none.
+		for forge_nbp_w in $3; do
+			case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
+		done >"$1/rules" || forge_die 73 "cannot write $1/rules"
+		# Closed: the lock (fd 8) and anything else the caller holds.
+		forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		mv -f -- "$1/egress.sock" "$1/net/egress.sock" || forge_die 73 "cannot move the egress socket into $1/net"
+		;;
+	esac
+}
+
+# forge_net_bwrap_start NAME PID STATEDIR MODE: once sandbox NAME runs (PID
+# its init): restricted starts forge-relay inside on 127.0.0.1:3128 and
+# waits for it; open installs the nft rules and attaches slirp4netns.
+# Exits 69 when that fails (the caller stops the sandbox first).
+forge_net_bwrap_start() {
+	case $4 in
+	restricted)
+		forge_helper_path forge-shell
+		# shellcheck disable=SC2016 # a script for the sandbox's sh
+		# In the background inside, in the exec's process group, which
+		# outlives the exec (no --exec-kill-group); from /, there for sure.
+		(cd / && FORGE_SANDBOX_CONTAINER=$1 exec "$forge_helper" --exec sh -c \
+			'/run/forge/forge-relay 127.0.0.1:3128 /run/forge/net/egress.sock </dev/null >/dev/null 2>&1 &' \
+			</dev/null >/dev/null 2>&1 3>&- 8>&-) || return 69
+		# Listening: 127.0.0.1:3128 (0100007F:0C38) in state 0A of its netns.
+		forge_nbs_n=0
+		until grep -q '^ *[0-9]*: 0100007F:0C38 00000000:0000 0A ' "/proc/$2/net/tcp" 2>/dev/null; do
+			[ "$forge_nbs_n" -lt 100 ] || return 69
+			sleep 0.05
+			forge_nbs_n=$((forge_nbs_n + 1))
+		done
+		;;
+	open)
+		(forge_net_open_start "$2" "$3") 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- || return 69
+		;;
+	esac
+}
+
+# forge_net_bwrap_stop STATEDIR: stops every host process of the sandbox's
+# network (forge-egress, the secrets proxy, slirp4netns); fine when none runs.
+forge_net_bwrap_stop() {
+	forge_net_secrets_stop "$1"
+	forge_net_open_stop "$1"
+	if [ -S "$1/net/egress.sock" ]; then rm -f -- "$1/net/egress.sock"; fi
+}
