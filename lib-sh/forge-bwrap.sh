@@ -387,7 +387,7 @@ forge_bwrap_render() {
 		--setenv FORGE_SANDBOX_BACKEND bwrap
 	# The network (forge-net.sh): what the sandbox must see of it at start.
 	if [ -n "$forge_sandbox_egress" ]; then forge_bwrap_netmode=restricted; else forge_bwrap_netmode=open; fi
-	forge_net_bwrap_render "$forge_bwrap_dir" "$forge_bwrap_netmode"
+	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"
 	forge_bwrap_add --chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 
 	# sandbox.network.env names: their values travel with each exec.
@@ -661,7 +661,12 @@ forge_bwrap_start() {
 	"$forge_helper" >"$forge_bwrap_dir/seccomp.bpf" || forge_die 70 "forge-seccomp failed"
 	printf '%s' "$forge_bwrap_env_names" >"$forge_bwrap_dir/env" || forge_die 73 "cannot write $forge_bwrap_dir/env"
 	# Egress first: the proxy's socket must exist for bwrap to mount it.
-	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress" "$forge_sandbox_secrets"
+	if [ "$forge_bwrap_rootfs_kind" = host ]; then
+		forge_bs_ca=/etc/ssl/certs/ca-certificates.crt
+	else
+		forge_bs_ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
+	fi
+	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress" "$forge_sandbox_secrets" "$forge_bs_ca" "$forge_bwrap_data"
 	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid"
 	: >"$forge_bwrap_dir/log"
 
@@ -673,7 +678,7 @@ forge_bwrap_start() {
 		forge_bs_rest=${forge_bs_rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd"
+	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
 	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
 	forge_bs_rest=$forge_bwrap_plan
@@ -684,7 +689,8 @@ forge_bwrap_start() {
 '}
 	done
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
-	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" \
+	# fd 6: the proxy variables with a token (forge-net.sh), else empty.
+	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
 	forge_bs_tries=0
@@ -831,10 +837,12 @@ forge_sandbox_doctor() {
 	else
 		forge_say "bwrap: unavailable: $forge_bwrap_probe"
 	fi
-	if forge_net_open_check; then
-		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft)"
-	else
+	if ! forge_net_open_check; then
 		forge_say "bwrap: open egress (no allow-list): unavailable: $forge_net_missing missing; up refuses a namespace sandbox without an allow-list"
+	elif ! forge_net_tun_check; then
+		forge_say "bwrap: open egress (no allow-list): unavailable: /dev/net/tun is not open to you; up refuses a namespace sandbox without an allow-list"
+	else
+		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft)"
 	fi
 	forge_say "sandbox.backend: $forge_sd_want"
 	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in

@@ -153,14 +153,29 @@ EOF
 	printf '\t}\n}\n'
 }
 
+# forge_net_owner_userns PID CMD...: runs CMD with fd 9 open on the user
+# namespace that owns PID's network namespace (NS_GET_USERNS): not PID's own
+# user namespace when it is nested (bwrap --disable-userns), and only the
+# owner's lets an unprivileged caller in.
+# (The script alone, in forge_net_userns_py, for a background command whose
+# PID must be that of CMD.)
+forge_net_userns_py='import fcntl, os, sys
+net = os.open("/proc/%s/ns/net" % sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
+os.dup2(fcntl.ioctl(net, 0xb701), 9)
+os.execvp(sys.argv[2], sys.argv[2:])'
+forge_net_owner_userns() {
+	python3 -c "$forge_net_userns_py" "$@"
+}
+
 # forge_net_nsenter PID CMD...: runs CMD in the network namespace of PID
-# (joining its user namespace too when it has its own and we are not root).
+# (joining the user namespace that owns it when we are not root).
 forge_net_nsenter() {
 	forge_ns_pid=$1
 	shift
 	if [ "$(id -u)" != 0 ] &&
 		[ "$(readlink "/proc/$forge_ns_pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; then
-		nsenter --target "$forge_ns_pid" --user --preserve-credentials --net -- "$@"
+		forge_net_owner_userns "$forge_ns_pid" nsenter --user=/proc/self/fd/9 --preserve-credentials \
+			--net="/proc/$forge_ns_pid/ns/net" -- "$@"
 	else
 		nsenter --target "$forge_ns_pid" --net -- "$@"
 	fi
@@ -175,10 +190,10 @@ forge_net_open_start() {
 	# The rules go in before the interface exists: no moment without them.
 	forge_net_nft_rules | forge_net_nsenter "$forge_no_pid" nft -f - ||
 		forge_die 69 "cannot install the egress rules in the sandbox's network namespace"
-	set -- --configure --mtu=65520 --disable-host-loopback --enable-sandbox --enable-seccomp
-	if [ "$(id -u)" != 0 ]; then set -- "$@" --userns-path="/proc/$forge_no_pid/ns/user"; fi
+	set -- slirp4netns --configure --mtu=65520 --disable-host-loopback --enable-sandbox --enable-seccomp
+	if [ "$(id -u)" != 0 ]; then set -- python3 -c "$forge_net_userns_py" "$forge_no_pid" "$@" --userns-path=/proc/self/fd/9; fi
 	forge_net_pid_stop "$forge_no_dir/slirp.pid"
-	slirp4netns "$@" --netns-type=path "/proc/$forge_no_pid/ns/net" tap0 \
+	"$@" --netns-type=path "/proc/$forge_no_pid/ns/net" tap0 \
 		</dev/null >"$forge_no_dir/slirp.log" 2>&1 &
 	printf '%s\n' "$!" >"$forge_no_dir/slirp.pid"
 	forge_no_slirp=$! forge_no_n=0
@@ -264,23 +279,46 @@ forge_net_secrets_stop() {
 
 # --- the namespace backend's wiring (forge-bwrap.sh calls these) ------------------
 #
-# Per sandbox, in its state folder STATEDIR (owner-only):
+# Per sandbox, in its state folder STATEDIR (owner-only; net/ and
+# ca-bundle.crt are in DATADIR, the folder of its private folders, which is
+# STATEDIR except when root starts another user's sandbox):
 #   net/            the only host folder a restricted sandbox sees
 #                   (read-only, at /run/forge/net): egress.sock and
 #                   nothing else, so no other host socket is reachable.
 #   rules           the allow-list forge-egress enforces, one entry a line
 #                   (from the egress flags recorded at create).
 #   net/resolv.conf open mode: slirp4netns's DNS forwarder.
+#   secrets         with secrets: their ENV@HOST,... lines (names only).
+#   ca-bundle.crt   with secrets: the CA bundle inside (the root
+#                   filesystem's plus the sandbox's mitmproxy CA).
+#   proxy.args      with secrets: the proxy variables, which hold the
+#                   secrets proxy's token, as bwrap --setenv arguments
+#                   (NUL-separated), read through a descriptor (--args 6)
+#                   so that the token is on no command line.
 
-# forge_net_bwrap_render STATEDIR MODE: adds the bwrap arguments of MODE
-# (restricted or open) to forge_bwrap_plan: what the sandbox must see at
-# start. Writes nothing (plan uses it too).
+# forge_net_tun_check: true when slirp4netns can open /dev/net/tun here
+# (root, or the device open to everyone as on a stock Debian).
+forge_net_tun_check() {
+	[ "$(id -u)" = 0 ] || { [ -r /dev/net/tun ] && [ -w /dev/net/tun ]; }
+}
+
+# forge_net_bwrap_render DATADIR MODE SECRETS: adds the bwrap arguments
+# of MODE (restricted or open) to forge_bwrap_plan: what the sandbox must
+# see at start. Writes nothing (plan uses it too).
 forge_net_bwrap_render() {
 	case $2 in
 	restricted)
 		forge_net_relay_path
 		forge_bwrap_add --ro-bind "$1/net" /run/forge/net \
 			--ro-bind "$forge_net_relay" /run/forge/forge-relay
+		if [ -n "$3" ]; then
+			# The proxy variables from fd 6 (proxy.args); the CA trusted.
+			forge_bwrap_add --args 6 --ro-bind "$1/ca-bundle.crt" /etc/ssl/certs/ca-certificates.crt
+			for forge_nbr_name in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS; do
+				forge_bwrap_add --setenv "$forge_nbr_name" /etc/ssl/certs/ca-certificates.crt
+			done
+			return 0
+		fi
 		# Set inside, never taken from the host.
 		for forge_nbr_line in $(forge_net_proxy_env ""); do
 			forge_bwrap_add --setenv "${forge_nbr_line%%=*}" "${forge_nbr_line#*=}"
@@ -290,36 +328,60 @@ forge_net_bwrap_render() {
 	esac
 }
 
-# forge_net_bwrap_prepare STATEDIR MODE EGRESS SECRETS: before the sandbox
-# starts: stops what a previous run left, refuses (69) when MODE cannot be
-# enforced here, makes STATEDIR/net, and for restricted starts forge-egress
-# with the allow@ entries of EGRESS (forge-sandbox's recorded egress flags)
-# and moves its socket into STATEDIR/net. SECRETS (ENV@HOST,... lines) are
-# refused: a namespace sandbox does not get them yet.
+# forge_net_bwrap_prepare STATEDIR MODE EGRESS SECRETS CABUNDLE DATADIR: before the
+# sandbox starts: stops what a previous run left, refuses (69) when MODE
+# cannot be enforced here, makes STATEDIR/net, and for restricted starts
+# forge-egress with the allow@ entries of EGRESS (forge-sandbox's recorded
+# egress flags), or with SECRETS (ENV@HOST,... lines) the secrets proxy in
+# front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
+# filesystem's CA bundle, which ca-bundle.crt extends. Files in DATADIR are
+# written as forge_bwrap_owner (forge_bwrap_as_owner); an allow-list in a
+# sandbox root starts for another user is refused (69): forge-egress would
+# run as root, with a socket the sandbox's user cannot use.
 forge_net_bwrap_prepare() {
 	forge_net_bwrap_stop "$1"
-	[ -z "$4" ] ||
-		forge_die 69 "sandbox.network.secrets are not supported by the namespace backend yet: refusing to start without them (use msb, or remove the secrets)"
+	rm -f -- "$1/proxy.args" "$1/secrets"
+	(umask 077 && : >"$1/proxy.args") || forge_die 73 "cannot write $1/proxy.args"
 	if [ "$2" = open ]; then
 		forge_net_open_check ||
 			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2); or configure sandbox.network.allow"
+		forge_net_tun_check ||
+			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs /dev/net/tun readable and writable by you, for slirp4netns; or configure sandbox.network.allow"
 	fi
-	if [ -L "$1/net" ] || { [ -e "$1/net" ] && [ ! -d "$1/net" ]; }; then
-		forge_die 73 "$1/net is not a directory; refusing to use it"
+	if [ "$2" = restricted ] && [ -n "${forge_bwrap_owner:-}" ]; then
+		forge_die 69 "an egress allow-list is not supported when root starts the namespace sandbox of another user's worktree: start it as that user"
 	fi
-	(umask 077 && mkdir -p -- "$1/net") || forge_die 73 "cannot create $1/net"
+	# As the owner: no link or other file of the owner's making is followed.
+	# shellcheck disable=SC2016 # a script for sh, with its arguments
+	forge_bwrap_as_owner sh -c '
+		umask 077
+		for f in "$1/net" "$1/ca-bundle.crt"; do
+			[ ! -L "$f" ] || { echo "$f is a symlink" >&2; exit 1; }
+		done
+		rm -f -- "$1/ca-bundle.crt" && mkdir -p -- "$1/net" && [ -d "$1/net" ] || exit
+		rm -f -- "$1/net/resolv.conf" || exit
+		[ "$2" != open ] || printf "nameserver 10.0.2.3\n" >"$1/net/resolv.conf"' sh "$6" "$2" ||
+		forge_die 73 "cannot prepare $6/net for the sandbox's network"
 	case $2 in
-	open)
-		printf 'nameserver 10.0.2.3\n' >"$1/net/resolv.conf" || forge_die 73 "cannot write $1/net/resolv.conf"
-		;;
 	restricted)
 		# The allow@ targets, one a line; "--net-default deny" alone: none.
 		for forge_nbp_w in $3; do
 			case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
 		done >"$1/rules" || forge_die 73 "cannot write $1/rules"
 		# Closed: the lock (fd 8) and anything else the caller holds.
-		forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
-		mv -f -- "$1/egress.sock" "$1/net/egress.sock" || forge_die 73 "cannot move the egress socket into $1/net"
+		if [ -z "$4" ]; then
+			forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+		else
+			(umask 077 && printf '%s' "$4" >"$1/secrets") || forge_die 73 "cannot write $1/secrets"
+			forge_net_secrets_start "$1" "$1/rules" "$1/secrets" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
+			[ -f "$5" ] || forge_die 69 "no CA bundle at $5 in the sandbox's root filesystem: cannot make it trust the secrets proxy"
+			cat -- "$5" "$1/mitm/mitmproxy-ca-cert.pem" >"$6/ca-bundle.crt" ||
+				forge_die 73 "cannot write $6/ca-bundle.crt"
+			forge_net_proxy_env "$1" | while IFS= read -r forge_nbp_line; do
+				printf -- '--setenv\0%s\0%s\0' "${forge_nbp_line%%=*}" "${forge_nbp_line#*=}"
+			done >"$1/proxy.args" || forge_die 73 "cannot write $1/proxy.args"
+		fi
+		mv -f -- "$1/egress.sock" "$6/net/egress.sock" || forge_die 73 "cannot move the egress socket into $6/net"
 		;;
 	esac
 }

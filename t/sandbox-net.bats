@@ -7,7 +7,8 @@
 #   S   — the "host" where forge-sandbox up runs (its own mount namespace:
 #         /etc/hosts and resolv.conf replaced there); a loopback service on
 #         127.0.0.1:8080 and a service on every address of S on :8081;
-#   PUB — a "public" host, 198.51.100.10 (TEST-NET), a web server on :80;
+#   PUB — a "public" host, 198.51.100.10 (TEST-NET), a web server on :80
+#         and on :443 (TLS, a certificate of a test CA);
 #         S has 198.51.100.1 towards it;
 #   LAN — a "LAN" host 10.9.0.10:80; S has 10.9.0.1 towards it.
 load test_helper
@@ -61,6 +62,17 @@ setup_file() {
 	nsenter --target "$LAN" --net -- sh -c 'ip link set lo up && ip addr add 10.9.0.10/24 dev eth0 &&
 		ip link set eth0 up && ip route add default via 10.9.0.1'
 	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	# A test CA and a certificate for api.public.test (the secrets test).
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=forge-test-ca \
+		-keyout "$NET/ca.key" -out "$NET/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj /CN=api.public.test \
+		-keyout "$NET/srv.key" -out "$NET/srv.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:api.public.test\n' >"$NET/ext"
+	openssl x509 -req -in "$NET/srv.csr" -CA "$NET/ca.pem" -CAkey "$NET/ca.key" -CAcreateserial \
+		-days 2 -extfile "$NET/ext" -out "$NET/srv.pem" 2>/dev/null
+	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
+		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
@@ -260,12 +272,27 @@ net_pids() { cat -- "$@" 2>/dev/null || :; }
 	[[ $stderr == *'open egress (no allow-list): available'* ]]
 }
 
-@test "secrets are refused (69) by the namespace backend rather than dropped" {
-	net_config '{"allow": ["api.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
-	TOKEN_X=s3cr3t run --separate-stderr up_in_s
-	assert_failure 69
-	[[ $stderr == *'sandbox.network.secrets are not supported by the namespace backend'* ]]
-	[ ! -e "$STATE/pid" ]
-	run net_pids "$STATE/egress.pid"
+@test "secrets: the placeholder is replaced on TLS to the secret's host; the value and the token stay outside; rm stops mitmdump" {
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	TOKEN_X=s3cr3t-value FORGE_SECRETS_UPSTREAM_CA=$NET/ca.pem run --separate-stderr up_in_s
+	assert_success
+	# The sandbox trusts the per-sandbox CA through the system bundle.
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
+	# Plain HTTP to an allowed host: untouched; a host not allowed: 403.
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' http://www.public.test/plain
+	assert_output '198.51.100.10 host=www.public.test path=/plain auth=Bearer $MSB_TOKEN_X'
+	run in_sandbox curl -sS --max-time 20 -o /dev/null -w '%{http_code}' http://lan.public.test/
+	assert_output 403
+	run in_sandbox sh -c 'env; cat /etc/ssl/certs/ca-certificates.crt >/dev/null; ls -A /run/forge/net'
+	refute_output --partial s3cr3t-value
+	# The proxy token is in the sandbox's environment, on no command line.
+	run grep -lsF -f "$STATE/mitm/token" /proc/[0-9]*/cmdline
 	assert_output ''
+	mitm=$(net_pids "$STATE/mitm.pid")
+	[ -n "$mitm" ]
+	forge-sandbox rm "$REPO" 2>/dev/null
+	run kill -0 "$mitm"
+	assert_failure
 }
