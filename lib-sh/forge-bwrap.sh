@@ -838,9 +838,7 @@ forge_sandbox_doctor() {
 		forge_say "bwrap: unavailable: $forge_bwrap_probe"
 	fi
 	if ! forge_net_open_check; then
-		forge_say "bwrap: open egress (no allow-list): unavailable: $forge_net_missing missing; up refuses a namespace sandbox without an allow-list"
-	elif ! forge_net_tun_check; then
-		forge_say "bwrap: open egress (no allow-list): unavailable: /dev/net/tun is not open to you; up refuses a namespace sandbox without an allow-list"
+		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox without an allow-list"
 	else
 		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft)"
 	fi

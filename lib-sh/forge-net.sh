@@ -25,7 +25,8 @@
 #
 # Open mode (no allow-list): slirp4netns + nft rules in the sandbox's netns.
 #   forge_net_open_check
-#       0 when slirp4netns, nft, nsenter and ip are installed; else 1 with
+#       0 when slirp4netns, nft, nsenter and ip (and, not as root, python3)
+#       are installed; else 1 with
 #       forge_net_missing naming the missing programs (for doctor).
 #   forge_net_open_start NETNS_PID STATEDIR
 #       Installs the nft rules in the network namespace of NETNS_PID (every
@@ -35,6 +36,10 @@
 #       missing. The sandbox's resolv.conf must say "nameserver 10.0.2.3".
 #   forge_net_open_stop STATEDIR
 #       Stops slirp4netns; fine when not running.
+#   forge_net_rules_install NETNS_PID
+#       Only the nft rules (open_start runs it first).
+#   Not as root, both act as root of the user namespace that owns the
+#   sandbox's network namespace (bwrap's outer one maps the invoker to root).
 #
 # Secrets (sandbox.network.secrets): TLS interception in front of forge-egress.
 #   forge_net_secrets_start STATEDIR RULESFILE SECRETSFILE
@@ -124,10 +129,17 @@ forge_net_proxy_env() {
 
 forge_net_open_check() {
 	forge_net_missing=
-	for forge_nc_tool in slirp4netns nft nsenter ip; do
+	forge_nc_tools='slirp4netns nft nsenter ip'
+	# Not root: python3 finds the user namespace that owns the sandbox's network.
+	if [ "$(id -u)" != 0 ]; then forge_nc_tools="$forge_nc_tools python3"; fi
+	for forge_nc_tool in $forge_nc_tools; do
 		command -v "$forge_nc_tool" >/dev/null 2>&1 ||
 			forge_net_missing="${forge_net_missing:+$forge_net_missing, }$forge_nc_tool"
 	done
+	# slirp4netns opens it as the invoker (some hosts make it root-only).
+	if [ "$(id -u)" != 0 ] && { [ ! -r /dev/net/tun ] || [ ! -w /dev/net/tun ]; }; then
+		forge_net_missing="${forge_net_missing:+$forge_net_missing, }read-write access to /dev/net/tun"
+	fi
 	[ -z "$forge_net_missing" ]
 }
 
@@ -153,32 +165,41 @@ EOF
 	printf '\t}\n}\n'
 }
 
-# forge_net_owner_userns PID CMD...: runs CMD with fd 9 open on the user
-# namespace that owns PID's network namespace (NS_GET_USERNS): not PID's own
-# user namespace when it is nested (bwrap --disable-userns), and only the
-# owner's lets an unprivileged caller in.
-# (The script alone, in forge_net_userns_py, for a background command whose
-# PID must be that of CMD.)
-forge_net_userns_py='import fcntl, os, sys
+# forge_net_owner_exec PID CMD...: runs CMD in the user namespace that owns
+# the network namespace of PID, as its root: bwrap's outer user namespace
+# maps the invoker to root, and only there may the invoker change the
+# sandbox's network. Root runs CMD as it is. (nsenter cannot name that user
+# namespace: no process lives in it; ioctl NS_GET_USERNS finds it.)
+forge_net_owner_exec() {
+	forge_no_target=$1
+	shift
+	if [ "$(id -u)" = 0 ]; then
+		${forge_net_exec:-} "$@"
+		return
+	fi
+	${forge_net_exec:-} python3 -c 'import ctypes, fcntl, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
 net = os.open("/proc/%s/ns/net" % sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
-os.dup2(fcntl.ioctl(net, 0xb701), 9)
-os.execvp(sys.argv[2], sys.argv[2:])'
-forge_net_owner_userns() {
-	python3 -c "$forge_net_userns_py" "$@"
+owner = fcntl.ioctl(net, 0xb701)  # NS_GET_USERNS
+if libc.setns(owner, 0x10000000) != 0:  # CLONE_NEWUSER
+    sys.exit("forge: error: cannot enter the sandbox user namespace: " + os.strerror(ctypes.get_errno()))
+os.close(owner)
+os.close(net)
+os.execvp(sys.argv[2], sys.argv[2:])' "$forge_no_target" "$@"
 }
 
-# forge_net_nsenter PID CMD...: runs CMD in the network namespace of PID
-# (joining the user namespace that owns it when we are not root).
+# forge_net_nsenter PID CMD...: runs CMD in the network namespace of PID.
 forge_net_nsenter() {
 	forge_ns_pid=$1
 	shift
-	if [ "$(id -u)" != 0 ] &&
-		[ "$(readlink "/proc/$forge_ns_pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; then
-		forge_net_owner_userns "$forge_ns_pid" nsenter --user=/proc/self/fd/9 --preserve-credentials \
-			--net="/proc/$forge_ns_pid/ns/net" -- "$@"
-	else
-		nsenter --target "$forge_ns_pid" --net -- "$@"
-	fi
+	forge_net_owner_exec "$forge_ns_pid" nsenter --target "$forge_ns_pid" --net -- "$@"
+}
+
+# forge_net_rules_install PID: the nft rules of open mode, in the network
+# namespace of PID (69 when they cannot be installed).
+forge_net_rules_install() {
+	forge_net_nft_rules | forge_net_nsenter "$1" nft -f - ||
+		forge_die 69 "cannot install the egress rules in the sandbox's network namespace"
 }
 
 forge_net_open_start() {
@@ -188,12 +209,14 @@ forge_net_open_start() {
 	case $forge_no_pid in '' | *[!0-9]*) forge_die 64 "not a PID: $forge_no_pid" ;; esac
 	[ -e "/proc/$forge_no_pid/ns/net" ] || forge_die 69 "no process $forge_no_pid"
 	# The rules go in before the interface exists: no moment without them.
-	forge_net_nft_rules | forge_net_nsenter "$forge_no_pid" nft -f - ||
-		forge_die 69 "cannot install the egress rules in the sandbox's network namespace"
-	set -- slirp4netns --configure --mtu=65520 --disable-host-loopback --enable-sandbox --enable-seccomp
-	if [ "$(id -u)" != 0 ]; then set -- python3 -c "$forge_net_userns_py" "$forge_no_pid" "$@" --userns-path=/proc/self/fd/9; fi
+	forge_net_rules_install "$forge_no_pid"
 	forge_net_pid_stop "$forge_no_dir/slirp.pid"
-	"$@" --netns-type=path "/proc/$forge_no_pid/ns/net" tap0 \
+	# slirp4netns stays in this host's network namespace; its child joins the
+	# sandbox's to make tap0.
+	# exec (forge_net_exec): the PID below is slirp4netns's own, which
+	# forge_net_open_stop stops, not a subshell's that would leave it running.
+	(forge_net_exec=exec forge_net_owner_exec "$forge_no_pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
+		--enable-sandbox --enable-seccomp --netns-type=path "/proc/$forge_no_pid/ns/net" tap0) \
 		</dev/null >"$forge_no_dir/slirp.log" 2>&1 &
 	printf '%s\n' "$!" >"$forge_no_dir/slirp.pid"
 	forge_no_slirp=$! forge_no_n=0
@@ -296,12 +319,6 @@ forge_net_secrets_stop() {
 #                   (NUL-separated), read through a descriptor (--args 6)
 #                   so that the token is on no command line.
 
-# forge_net_tun_check: true when slirp4netns can open /dev/net/tun here
-# (root, or the device open to everyone as on a stock Debian).
-forge_net_tun_check() {
-	[ "$(id -u)" = 0 ] || { [ -r /dev/net/tun ] && [ -w /dev/net/tun ]; }
-}
-
 # forge_net_bwrap_render DATADIR MODE SECRETS: adds the bwrap arguments
 # of MODE (restricted or open) to forge_bwrap_plan: what the sandbox must
 # see at start. Writes nothing (plan uses it too).
@@ -345,8 +362,6 @@ forge_net_bwrap_prepare() {
 	if [ "$2" = open ]; then
 		forge_net_open_check ||
 			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2); or configure sandbox.network.allow"
-		forge_net_tun_check ||
-			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs /dev/net/tun readable and writable by you, for slirp4netns; or configure sandbox.network.allow"
 	fi
 	if [ "$2" = restricted ] && [ -n "${forge_bwrap_owner:-}" ]; then
 		forge_die 69 "an egress allow-list is not supported when root starts the namespace sandbox of another user's worktree: start it as that user"

@@ -143,7 +143,7 @@ proxy() {
 sb() { nsenter --target "$SB" --net --mount -- "$@"; }
 
 # get URL: curl through the relay, printing the status code then the body.
-get() { sb curl -sS --max-time 5 -x http://127.0.0.1:3128 -w '\n%{http_code}\n' "$@"; }
+get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n' "$@"; }
 
 @test "an allowed name is reached through the relay; the decision is logged" {
 	proxy api.public.test
@@ -328,10 +328,10 @@ open_egress() {
 	SB=$!
 	sleep 0.1
 	open_egress "$SB"
-	run sb curl -sS --max-time 5 http://198.51.100.10/open
+	run sb curl -sS --max-time 20 http://198.51.100.10/open
 	assert_success
 	assert_output '198.51.100.10 host=198.51.100.10 path=/open auth=-'
-	run sb curl -sS --max-time 5 http://203.0.113.10/open2
+	run sb curl -sS --max-time 20 http://203.0.113.10/open2
 	assert_success
 	run sb curl -sS --max-time 3 http://10.9.0.10/
 	assert_failure
@@ -381,10 +381,33 @@ open_egress() {
 	assert_output ''
 }
 
+@test "open mode, not as root: the rules go in through the bwrap sandbox's outer user namespace; its user cannot change them" {
+	# A sandbox as bwrap makes it for an unprivileged invoker (uid 1000 here).
+	nsenter --target "$S" --net --mount -- setpriv --reuid 1000 --regid 1000 --clear-groups -- \
+		bwrap --unshare-user --uid 1000 --gid 1000 --unshare-net --ro-bind / / --dev /dev --proc /proc \
+		-- sleep 600 >/dev/null 2>&1 3>&- &
+	B=$!
+	for _ in $(seq 1 50); do SB=$(pgrep -P "$B" -x sleep) && break; sleep 0.1; done
+	[ -n "$SB" ]
+	run nsenter --target "$S" --net --mount -- setpriv --reuid 1000 --regid 1000 --clear-groups -- \
+		env PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_rules_install '$SB'"
+	kill "$B"
+	assert_success
+	run sb nft list table inet forge_egress
+	assert_output --partial '192.168.0.0/16'
+	# The sandbox's user, in its own user namespace, cannot flush them.
+	run nsenter --target "$SB" --user --net --preserve-credentials -- nft flush ruleset
+	assert_failure
+	run sb nft list table inet forge_egress
+	assert_success
+}
+
 @test "open mode without slirp4netns or nft: the check names them, start refuses with 69" {
-	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_open_check; echo \"\$? \$forge_net_missing\""
+	mkdir "$ST/bin"
+	ln -s "$(command -v id)" "$ST/bin/id"
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH='$ST/bin'; forge_net_open_check; echo \"\$? \$forge_net_missing\""
 	assert_output '1 slirp4netns, nft, nsenter, ip'
-	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_open_start 1 '$ST'"
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH='$ST/bin'; forge_net_open_start 1 '$ST'"
 	assert_failure 69
 	assert_output --partial 'open egress needs slirp4netns, nft'
 }
@@ -409,17 +432,17 @@ secrets() {
 @test "secrets: the placeholder is replaced on TLS to the secret's host only; the value is nowhere on disk" {
 	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
 	# The secret's host: intercepted (the sandbox trusts the per-sandbox CA).
-	run sb curl -sS --max-time 10 -x "$PROXY" --cacert "$ST/mitm/mitmproxy-ca-cert.pem" \
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$ST/mitm/mitmproxy-ca-cert.pem" \
 		-H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
 	assert_success
 	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
 	# Another allowed host: tunnelled untouched (its own certificate), no value.
-	run sb curl -sS --max-time 10 -x "$PROXY" --cacert "$NET/ca.pem" \
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" \
 		-H 'Authorization: Bearer $MSB_TOKEN_X' https://www.public.test/other
 	assert_success
 	assert_output '198.51.100.10 host=www.public.test path=/other auth=Bearer $MSB_TOKEN_X'
 	# Plain HTTP to the secret's host: no substitution.
-	run sb curl -sS --max-time 10 -x "$PROXY" -H 'Authorization: Bearer $MSB_TOKEN_X' http://api.public.test/plain
+	run sb curl -sS --max-time 30 -x "$PROXY" -H 'Authorization: Bearer $MSB_TOKEN_X' http://api.public.test/plain
 	assert_output '198.51.100.10 host=api.public.test path=/plain auth=Bearer $MSB_TOKEN_X'
 	run grep -r -l s3cr3t-value "$ST"
 	assert_output ''
@@ -429,9 +452,9 @@ secrets() {
 
 @test "secrets: the allow-list and the address checks still apply (forge-egress decides)" {
 	secrets 'TOKEN_X@api.public.test' api.public.test '*.public.test'
-	run sb curl -sS --max-time 10 -x "$PROXY" --cacert "$NET/ca.pem" https://evil.test/
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" https://evil.test/
 	assert_failure
-	run sb curl -sS --max-time 10 -x "$PROXY" http://lan.public.test/
+	run sb curl -sS --max-time 30 -x "$PROXY" http://lan.public.test/
 	assert_output --partial 'not public'
 	run grep -c 'deny CONNECT evil.test:443' "$ST/egress.log"
 	assert_output 1
