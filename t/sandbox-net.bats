@@ -135,7 +135,7 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 slirp_for() {
 	local f
 	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q "^slirp4netns .*/proc/$1/ns/net " && basename "$(dirname "$f")"
+		tr '\0' ' ' 2>/dev/null <"$f" | grep -q "^slirp4netns .*/proc/$1/ns/net " && basename "$(dirname "$f")"
 	done
 	return 0
 }
