@@ -384,8 +384,11 @@ forge_bwrap_render() {
 	fi
 	forge_bwrap_add --setenv HOME "$forge_bwrap_home" --setenv USER agent --setenv LOGNAME agent \
 		--setenv XDG_CACHE_HOME "$forge_bwrap_home/.cache" --setenv TMPDIR /tmp \
-		--setenv FORGE_SANDBOX_BACKEND bwrap \
-		--chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
+		--setenv FORGE_SANDBOX_BACKEND bwrap
+	# The network (forge-net.sh): what the sandbox must see of it at start.
+	if [ -n "$forge_sandbox_egress" ]; then forge_bwrap_netmode=restricted; else forge_bwrap_netmode=open; fi
+	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"
+	forge_bwrap_add --chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 
 	# sandbox.network.env names: their values travel with each exec.
 	forge_bwrap_env_names=
@@ -395,10 +398,18 @@ forge_bwrap_render() {
 '*}
 		forge_br_rest=${forge_br_rest#*'
 '}
-		[ "$forge_br_line" = -e ] || forge_bwrap_env_names=$forge_bwrap_env_names$forge_br_line'
+		[ "$forge_br_line" = -e ] && continue
+		# Under an allow-list the proxy variables are forge's, set inside.
+		case $forge_bwrap_netmode/$forge_br_line in
+		restricted/[Hh][Tt][Tt][Pp]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Hh][Tt][Tt][Pp][Ss]_[Pp][Rr][Oo][Xx][Yy] | \
+			restricted/[Aa][Ll][Ll]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Nn][Oo]_[Pp][Rr][Oo][Xx][Yy])
+			forge_warn "sandbox.network.env: $forge_br_line is not passed on: under an allow-list forge sets it inside"
+			continue
+			;;
+		esac
+		forge_bwrap_env_names=$forge_bwrap_env_names$forge_br_line'
 '
 	done
-	if [ -n "$forge_sandbox_egress" ]; then forge_bwrap_netmode=restricted; else forge_bwrap_netmode=open; fi
 }
 
 # forge_bwrap_git_dir DIR [ext]: DIR, a git dir in the common dir
@@ -637,12 +648,6 @@ forge_bwrap_up() {
 	forge_bwrap_limits_set "$2" "$forge_sp_memory" "$forge_sp_cpus"
 	forge_sandbox_register "$2" "$1"
 	forge_sandbox_record_create "$1" "$2"
-	[ -z "$forge_sandbox_secrets" ] ||
-		forge_warn "sandbox.network.secrets need the egress proxy, which this version does not start: no secret (and no placeholder) is available in $2"
-	case $forge_bwrap_netmode in
-	restricted) forge_warn "egress allow-list: $2 has no network for now (only lo); the egress proxy is not started by this version" ;;
-	open) forge_warn "open egress is not available in the namespace backend yet: $2 has no network (only lo)" ;;
-	esac
 	forge_bwrap_start "$1" "$2"
 	forge_say "started $2 (namespace sandbox, pid $forge_bwrap_pid)"
 }
@@ -655,6 +660,13 @@ forge_bwrap_start() {
 	forge_helper_path forge-seccomp
 	"$forge_helper" >"$forge_bwrap_dir/seccomp.bpf" || forge_die 70 "forge-seccomp failed"
 	printf '%s' "$forge_bwrap_env_names" >"$forge_bwrap_dir/env" || forge_die 73 "cannot write $forge_bwrap_dir/env"
+	# Egress first: the proxy's socket must exist for bwrap to mount it.
+	if [ "$forge_bwrap_rootfs_kind" = host ]; then
+		forge_bs_ca=/etc/ssl/certs/ca-certificates.crt
+	else
+		forge_bs_ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
+	fi
+	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress" "$forge_sandbox_secrets" "$forge_bs_ca" "$forge_bwrap_data"
 	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid"
 	: >"$forge_bwrap_dir/log"
 
@@ -666,7 +678,7 @@ forge_bwrap_start() {
 		forge_bs_rest=${forge_bs_rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd"
+	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
 	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
 	forge_bs_rest=$forge_bwrap_plan
@@ -677,7 +689,8 @@ forge_bwrap_start() {
 '}
 	done
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
-	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" \
+	# fd 6: the proxy variables with a token (forge-net.sh), else empty.
+	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
 	forge_bs_tries=0
@@ -712,19 +725,28 @@ forge_bwrap_start() {
 	forge_bwrap_net_hook "$forge_bs_name"
 }
 
-# forge_bwrap_net_hook NAME: where egress for NAME starts once it runs
-# (forge_bwrap_pid is its init): forge-net.sh's proxy and relay for an
-# allow-list, slirp4netns and nft for open egress. Until that library is
-# part of forge, the sandbox keeps only lo.
+# forge_bwrap_net_hook NAME: egress for NAME once it runs (forge_bwrap_pid
+# is its init): forge-net.sh's relay inside for an allow-list, slirp4netns
+# and nft for open egress. A sandbox whose egress cannot be set up is
+# stopped: never left running with other rules than configured.
 forge_bwrap_net_hook() {
-	command -v forge_net_bwrap_start >/dev/null 2>&1 || return 0
-	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode"
+	forge_bnh_rc=0
+	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode" || forge_bnh_rc=$?
+	[ "$forge_bnh_rc" -ne 0 ] || return 0
+	forge_error "$1 started but its egress ($forge_bwrap_netmode) could not be set up:"
+	tail -n 5 "$forge_bwrap_dir/log" "$forge_bwrap_dir/slirp.log" 2>/dev/null | sed 's/^/    /' >&2
+	forge_bwrap_stop "$1"
+	exit 69
 }
 
 # forge_bwrap_stop NAME: kills everything of NAME (SIGKILL to its
 # PID-namespace init ends every process in it) and waits until it is gone.
 forge_bwrap_stop() {
-	forge_bwrap_running "$1" || { forge_bwrap_limits_remove "$1" || :; return 0; }
+	forge_bwrap_running "$1" || {
+		forge_net_bwrap_stop "$forge_bwrap_dir"
+		forge_bwrap_limits_remove "$1" || :
+		return 0
+	}
 	kill -KILL "$forge_bwrap_pid" 2>/dev/null || :
 	forge_bst_tries=0
 	while [ -d "/proc/$forge_bwrap_pid" ] && [ "$forge_bst_tries" -lt 200 ]; do
@@ -743,6 +765,7 @@ forge_bwrap_stop() {
 		sleep 0.05
 		forge_bst_tries=$((forge_bst_tries + 1))
 	done
+	forge_net_bwrap_stop "$forge_bwrap_dir"
 	rm -f -- "$forge_bwrap_dir/pid" "$forge_bwrap_dir/exec.sock"
 }
 
@@ -813,6 +836,11 @@ forge_sandbox_doctor() {
 		forge_say "bwrap: available: namespace sandboxes work on this host; $forge_sd_limits"
 	else
 		forge_say "bwrap: unavailable: $forge_bwrap_probe"
+	fi
+	if ! forge_net_open_check; then
+		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox without an allow-list"
+	else
+		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft)"
 	fi
 	forge_say "sandbox.backend: $forge_sd_want"
 	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in

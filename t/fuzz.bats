@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# The libFuzzer harnesses (make fuzz): forge-netrule's validation and
-# forge-state's file handling, each for FUZZ_SECONDS (default 10; CI sets
-# more), from the seed corpus. A crash or a broken invariant fails the test.
+# The libFuzzer harnesses (make fuzz): forge-netrule's validation,
+# forge-state's file handling and forge-egress's request parser, each for
+# FUZZ_SECONDS (default 10; CI sets more), from the seed corpus. A crash or a
+# broken invariant fails the test.
 load test_helper
 
 setup() {
@@ -41,4 +42,8 @@ fuzz() {
 
 @test "fuzzing forge-state's file handling finds no crash and no broken invariant" {
 	fuzz state
+}
+
+@test "fuzzing forge-egress's request parser finds no crash and no broken invariant" {
+	fuzz egress
 }

@@ -321,6 +321,42 @@ static void test_many(void)
 	netrule_list_free(&list);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Matching a request's host (forge-egress), with msb's semantics            */
+
+static void test_match(void)
+{
+	static const struct { const char *target, *host; int want; } cases[] = {
+		{ "example.com", "example.com", 1 },
+		{ "example.com", "www.example.com", 0 },
+		{ "example.com", "example.co", 0 },
+		{ "example.com", "example.com.evil.net", 0 },
+		{ "domain=intranet", "intranet", 1 },
+		{ "domain=intranet", "a.intranet", 0 },
+		{ "domain=example.com", "example.com", 1 },
+		{ "*.example.com", "api.example.com", 1 },
+		{ "*.example.com", "a.b.example.com", 1 },
+		{ "*.example.com", "example.com", 1 },
+		{ "*.example.com", "badexample.com", 0 },
+		{ "*.example.com", "example.com.evil.net", 0 },
+		{ "suffix=example.com", "example.com", 1 },
+		{ "suffix=example.com", "x.example.com", 1 },
+		{ "suffix=example.com", "xexample.com", 0 },
+		{ "suffix=example.com", "com", 0 },
+		{ "suffix=example.com", "", 0 },
+		{ "example.com", "", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int got = netrule_match(cases[i].target, strlen(cases[i].target),
+			cases[i].host, strlen(cases[i].host));
+
+		ok(got == cases[i].want, "rule '%s' %s '%s'", cases[i].target,
+			cases[i].want ? "matches" : "does not match", cases[i].host);
+	}
+}
+
 int main(void)
 {
 	test_classify();
@@ -328,6 +364,7 @@ int main(void)
 	test_trim();
 	test_list();
 	test_many();
+	test_match();
 	printf("1..%d\n", test_count);
 	return test_failed ? 1 : 0;
 }

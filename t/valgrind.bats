@@ -95,3 +95,45 @@ vg() {
 	FORGE_SANDBOX_CONTAINER=$name vg 0 "$H/forge-shell" --exec-kill-group true
 	forge-sandbox rm >/dev/null 2>&1
 }
+
+# ask SOCKET REQUEST: sends the raw REQUEST to a unix socket, prints the answer.
+ask() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode("latin-1"))
+print(s.makefile("rb").read().decode("latin-1"), end="")' "$@"
+}
+
+@test "forge-egress under valgrind, parent and children (every refusal path)" {
+	printf 'domain=localhost\n*.example.com\nbad:1\n' >"$SCRATCH/rules"
+	valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+		--trace-children=yes --log-file="$SCRATCH/vg.%p" \
+		"$H/forge-egress" --log "$SCRATCH" "$SCRATCH/s" "$SCRATCH/rules" 2>"$SCRATCH/err" 3>&- &
+	pid=$!
+	for _ in $(seq 1 100); do [ -S "$SCRATCH/s" ] && break; sleep 0.1; done
+	run ask "$SCRATCH/s" $'GET http://localhost/ HTTP/1.1\r\n\r\n'
+	assert_output --partial 'which is not public (loopback)'
+	run ask "$SCRATCH/s" $'CONNECT other.org:443 HTTP/1.1\r\n\r\n'
+	assert_output --partial 'not in the allow-list'
+	run ask "$SCRATCH/s" $'CONNECT [::1]:443 HTTP/1.1\r\n\r\n'
+	assert_output --partial 'IP literal'
+	run ask "$SCRATCH/s" $'GET /x HTTP/1.1\r\nHost: a.example.com\r\n\r\n'
+	assert_output --partial '400 Bad Request'
+	run ask "$SCRATCH/s" $'CONNECT nx.example.com:443 HTTP/1.1\r\n\r\n'
+	assert_output --partial 'cannot resolve'
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	run cat "$SCRATCH"/vg.*
+	assert_output ''
+	run grep -c . "$SCRATCH/egress.log"
+	assert_output 5
+}
+
+@test "forge-relay under valgrind (argument errors)" {
+	vg 64 "$H/forge-relay" 127.0.0.1 "$SCRATCH/s"
+	vg 64 "$H/forge-relay" --bogus
+	vg 0 "$H/forge-relay" --help
+}

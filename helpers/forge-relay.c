@@ -1,0 +1,239 @@
+/*
+ * forge-relay — inside a namespace sandbox (which has only `lo`), listen on
+ * a TCP address (127.0.0.1:3128) and forward each connection to the unix
+ * socket of forge-egress or the secrets proxy outside (SPEC 4.5). HTTP_PROXY
+ * and friends point at the TCP address. With --reverse, the other way: on
+ * the host, the secrets proxy's unix socket in front of mitmdump's TCP port.
+ *
+ * One process per connection, at most --max-conns at once; nothing is
+ * parsed here (the proxy decides everything). Linked statically with musl
+ * where possible, so it runs in any image.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include "relay.h"
+
+#define USAGE \
+	"usage: forge-relay [--max-conns N] [--] ADDRESS:PORT SOCKET\n" \
+	"       forge-relay --reverse [--max-conns N] [--] SOCKET ADDRESS:PORT\n" \
+	"Listen on the IPv4 ADDRESS:PORT (e.g. 127.0.0.1:3128) and forward every\n" \
+	"connection to the unix socket SOCKET; with --reverse, listen on SOCKET\n" \
+	"(created owner-only) and forward to ADDRESS:PORT.\n" \
+	"  --max-conns N    at most N connections at once (default 64)\n" \
+	"  --help, --version\n"
+
+enum { EXIT_USAGE = 64, EXIT_UNAVAILABLE = 69, EXIT_INTERNAL = 70 };
+
+#define RELAY_IDLE_MS 600000
+
+static const char progname[] = "forge-relay";
+
+static void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: error: ", progname);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+static void usage(FILE *out, int status)
+{
+	fputs(USAGE, out);
+	exit(status);
+}
+
+static volatile sig_atomic_t stop_signal;
+static void on_stop(int sig) { stop_signal = sig; }
+static void on_child(int sig) { (void)sig; }
+
+static void parse_listen(const char *arg, struct sockaddr_in *sin)
+{
+	const char *colon = strrchr(arg, ':');
+	char host[INET_ADDRSTRLEN];
+	unsigned long port;
+	char *end;
+
+	memset(sin, 0, sizeof *sin);
+	sin->sin_family = AF_INET;
+	if (!colon || (size_t)(colon - arg) >= sizeof host)
+		die(EXIT_USAGE, "ADDRESS:PORT expected, not '%s'", arg);
+	memcpy(host, arg, (size_t)(colon - arg));
+	host[colon - arg] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1 || errno || *end || end == colon + 1
+	    || colon[1] == '-' || colon[1] == '+' || port == 0 || port > 65535)
+		die(EXIT_USAGE, "ADDRESS:PORT expected, not '%s'", arg);
+	sin->sin_port = htons((unsigned short)port);
+}
+
+/* Either end: an IPv4 address or a unix socket path. */
+union relay_addr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_un sun;
+};
+
+static socklen_t relay_addr_len(const union relay_addr *a)
+{
+	return a->sa.sa_family == AF_INET ? sizeof a->sin : sizeof a->sun;
+}
+
+static void parse_unix(const char *arg, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	if (strlen(arg) >= sizeof sun->sun_path)
+		die(EXIT_USAGE, "the socket path is too long (at most %zu bytes)", sizeof sun->sun_path - 1);
+	strcpy(sun->sun_path, arg);
+}
+
+/* Runs in the child: one client, one connection to the other end. */
+static void forward(int client, const union relay_addr *to, const char *name)
+{
+	int up = socket(to->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (up < 0)
+		return;
+	while (connect(up, &to->sa, relay_addr_len(to)) != 0) {
+		if (errno != EINTR) {
+			static const char down[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 37\r\n"
+				"Connection: close\r\n\r\nforge-relay: the proxy is not running\n";
+
+			fprintf(stderr, "%s: error: cannot connect to %s: %s\n", progname,
+				name, strerror(errno));
+			(void)relay_write_all(client, down, sizeof down - 1);
+			return;
+		}
+	}
+	relay_copy(client, up, RELAY_IDLE_MS);
+}
+
+int main(int argc, char **argv)
+{
+	union relay_addr from, to;
+	struct sigaction sa;
+	unsigned long max = 64, count = 0;
+	int argi, lfd, one = 1, reverse = 0;
+
+	for (argi = 1; argi < argc && argv[argi][0] == '-'; argi++) {
+		if (strcmp(argv[argi], "--") == 0) {
+			argi++;
+			break;
+		} else if (strcmp(argv[argi], "--reverse") == 0)
+			reverse = 1;
+		else if (strcmp(argv[argi], "--max-conns") == 0 && argi + 1 < argc) {
+			char *end;
+
+			errno = 0;
+			max = strtoul(argv[++argi], &end, 10);
+			if (errno || *end || end == argv[argi] || argv[argi][0] == '-' || max == 0 || max > 4096)
+				die(EXIT_USAGE, "--max-conns needs a number from 1 to 4096");
+		} else if (strcmp(argv[argi], "--help") == 0)
+			usage(stdout, 0);
+		else if (strcmp(argv[argi], "--version") == 0) {
+			printf("%s %s\n", progname, FORGE_VERSION);
+			return 0;
+		} else {
+			fprintf(stderr, "%s: error: unknown option or missing value: %s\n", progname, argv[argi]);
+			usage(stderr, EXIT_USAGE);
+		}
+	}
+	if (argc - argi != 2)
+		usage(stderr, EXIT_USAGE);
+	if (reverse) {
+		parse_unix(argv[argi], &from.sun);
+		parse_listen(argv[argi + 1], &to.sin);
+	} else {
+		parse_listen(argv[argi], &from.sin);
+		parse_unix(argv[argi + 1], &to.sun);
+	}
+
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = SIG_IGN;
+	if (sigaction(SIGPIPE, &sa, NULL) != 0)
+		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
+	sa.sa_handler = on_stop;  /* no SA_RESTART: poll returns EINTR */
+	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0
+	    || sigaction(SIGHUP, &sa, NULL) != 0)
+		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
+	sa.sa_handler = on_child;
+	if (sigaction(SIGCHLD, &sa, NULL) != 0)
+		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
+
+	lfd = socket(from.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		die(EXIT_INTERNAL, "socket: %s", strerror(errno));
+	if (reverse) {
+		struct stat st;
+
+		/* A stale socket is replaced; anything else is in the way. */
+		if (lstat(from.sun.sun_path, &st) == 0 && (!S_ISSOCK(st.st_mode) || unlink(from.sun.sun_path) != 0))
+			die(EXIT_UNAVAILABLE, "cannot listen on %s: something else is there", argv[argi]);
+		umask(077);
+	} else if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+		die(EXIT_INTERNAL, "setsockopt: %s", strerror(errno));
+	if (bind(lfd, &from.sa, relay_addr_len(&from)) != 0 || listen(lfd, 64) != 0)
+		die(EXIT_UNAVAILABLE, "cannot listen on %s: %s", argv[argi], strerror(errno));
+
+	while (!stop_signal) {
+		struct pollfd pfd = { lfd, POLLIN, 0 };
+		int fd;
+		pid_t pid, parent;
+
+		while (count > 0 && waitpid(-1, NULL, WNOHANG) > 0)
+			count--;
+		/* A second at most: a SIGCHLD landing just before poll costs no more. */
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		if ((fd = accept(lfd, NULL, NULL)) < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				sleep(1);
+			continue;
+		}
+		if (count == max || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+			close(fd);  /* the client sees the connection closed: try again later */
+			continue;
+		}
+		parent = getpid();
+		pid = fork();
+		if (pid == 0) {
+#ifdef __linux__
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+			close(lfd);
+			if (getppid() != parent)
+				_exit(0);  /* it died before PR_SET_PDEATHSIG */
+			forward(fd, &to, argv[argi + 1]);
+			_exit(0);
+		}
+		if (pid > 0)
+			count++;
+		close(fd);
+	}
+	/* The children die with us (PR_SET_PDEATHSIG). */
+	return 128 + stop_signal;
+}

@@ -1,0 +1,474 @@
+#!/usr/bin/env bats
+# Egress of the namespace backend (SPEC 4.5): forge-egress, forge-relay and
+# lib-sh/forge-net.sh, against a test network built entirely inside network
+# namespaces this file creates (no address or route of the host changes, no
+# traffic leaves the machine):
+#   scenario netns S (its own mount namespace: /etc/hosts and resolv.conf
+#   replaced there) — the "host": forge-egress, slirp4netns, a loopback
+#   service on 127.0.0.1:8080, a service on every address of S on :8081, a
+#   rebinding DNS server on 127.0.0.53;
+#   PUB  — a "public" host: 198.51.100.10 and 203.0.113.10 (TEST-NET), web
+#          servers on :80 (and TLS on :443);   S has 198.51.100.1 towards it;
+#   LAN  — a "LAN" host 10.9.0.10:80;           S has 10.9.0.1 towards it;
+#   a sandbox netns per test with only `lo` (or slirp4netns in open mode).
+load test_helper
+
+F=$BATS_TEST_DIRNAME/egress-fixtures
+
+# in_s CMD...: runs CMD in the scenario's network and mount namespaces.
+in_s() { nsenter --target "$S" --net --mount -- "$@"; }
+
+setup_file() {
+	if [ "$(id -u)" != 0 ]; then
+		[ "${CI:-}" != true ] || { echo "CI=true but not root" >&2; return 1; }
+		export EGRESS_SKIP='needs root (network namespaces, nsenter)'
+		return 0
+	fi
+	NET=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-egress.XXXXXX")
+	export NET
+	chmod 755 "$NET"
+	cat >"$NET/hosts" <<-'EOF'
+	127.0.0.1 localhost
+	198.51.100.10 api.public.test www.public.test public.test deep.a.public.test
+	198.51.100.10 exact.test www.exact.test sfx.test a.sfx.test xsfx.test
+	203.0.113.10 evil.test
+	127.0.0.1 loop.public.test
+	10.9.0.10 lan.public.test
+	100.64.1.1 cgnat.public.test
+	198.51.100.1 self.public.test
+	EOF
+	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
+	# The scenario namespace, then the hosts, each held by a sleep.
+	unshare --net --mount --propagation private -- sleep 3600 >/dev/null 2>&1 3>&- &
+	S=$!
+	export S
+	echo "$S" >"$NET/pids"
+	sleep 0.1
+	in_s mount --bind "$NET/hosts" /etc/hosts
+	in_s mount --bind "$NET/resolv.conf" /etc/resolv.conf
+	in_s ip link set lo up
+	for h in PUB LAN; do
+		nsenter --target "$S" --net --mount -- unshare --net -- sleep 3600 >/dev/null 2>&1 3>&- &
+		eval "$h=\$!"
+		echo "$!" >>"$NET/pids"
+	done
+	export PUB LAN
+	sleep 0.1
+	in_s ip link add vpub type veth peer name eth0 netns "$PUB"
+	in_s ip addr add 198.51.100.1/24 dev vpub
+	in_s ip link set vpub up
+	nsenter --target "$PUB" --net -- sh -c 'ip link set lo up && ip addr add 198.51.100.10/24 dev eth0 &&
+		ip addr add 203.0.113.10/32 dev eth0 && ip link set eth0 up && ip route add default via 198.51.100.1'
+	in_s ip route add 203.0.113.0/24 via 198.51.100.10
+	in_s ip link add vlan type veth peer name eth0 netns "$LAN"
+	in_s ip addr add 10.9.0.1/24 dev vlan
+	in_s ip link set vlan up
+	nsenter --target "$LAN" --net -- sh -c 'ip link set lo up && ip addr add 10.9.0.10/24 dev eth0 &&
+		ip link set eth0 up && ip route add default via 10.9.0.1'
+	# A test CA and a certificate for api.public.test (the secrets tests).
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=forge-test-ca \
+		-keyout "$NET/ca.key" -out "$NET/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj /CN=api.public.test \
+		-keyout "$NET/srv.key" -out "$NET/srv.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:api.public.test,DNS:www.public.test,DNS:evil.test\n' >"$NET/ext"
+	openssl x509 -req -in "$NET/srv.csr" -CA "$NET/ca.pem" -CAkey "$NET/ca.key" -CAcreateserial \
+		-days 2 -extfile "$NET/ext" -out "$NET/srv.pem" 2>/dev/null
+	# The servers; each logs every request it gets.
+	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
+		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$LAN" --net -- python3 "$F/dns.py" 10.9.0.10 rebind.public.test 198.51.100.10 "$NET/lan-dns.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$S" --net --mount -- python3 "$F/dns.py" 127.0.0.53 rebind.public.test 198.51.100.10 "$NET/dns.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/dns.log" "$NET/host.log" "$NET/lan-dns.log"
+	# Ready when the public server answers from S.
+	for _ in $(seq 1 100); do
+		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready && break
+		sleep 0.1
+	done
+}
+
+teardown_file() {
+	[ -n "${NET:-}" ] || return 0
+	while read -r pid; do kill "$pid" 2>/dev/null || :; done <"$NET/pids"
+	rm -rf "$NET"
+}
+
+setup() {
+	load_support
+	[ -z "${EGRESS_SKIP:-}" ] || skip "$EGRESS_SKIP"
+	forge_test_setup
+	# shellcheck source=/dev/null
+	. "$abs_top_builddir/lib-sh/forge.sh"
+	ST=$NET/state-$BATS_TEST_NUMBER
+	mkdir -m 700 "$ST"
+	SB='' RELAY=''
+}
+
+teardown() {
+	[ -z "${EGRESS_SKIP:-}" ] || return 0
+	[ -z "$RELAY" ] || kill "$RELAY" 2>/dev/null || :
+	[ -z "$SB" ] || kill "$SB" 2>/dev/null || :
+	[ ! -d "${ST:-}" ] || in_s sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_secrets_stop '$ST'; forge_net_open_stop '$ST'"
+	forge_test_teardown
+}
+
+# proxy RULE...: starts forge-egress in S with these allow-list entries, and
+# a sandbox netns (only lo) with forge-relay on 127.0.0.1:3128.
+proxy() {
+	printf '%s\n' "$@" >"$ST/rules"
+	in_s env FORGE_LIBDIR="$FORGE_LIBDIR" FORGE_HELPERDIR="$FORGE_HELPERDIR" sh -c \
+		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_start '$ST' '$ST/rules'"
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	nsenter --target "$SB" --net --mount -- "$abs_top_builddir/helpers/forge-relay" 127.0.0.1:3128 "$ST/egress.sock" >/dev/null 2>&1 3>&- &
+	RELAY=$!
+	for _ in $(seq 1 50); do
+		nsenter --target "$SB" --net -- bash -c 'exec 3<>/dev/tcp/127.0.0.1/3128' 2>/dev/null && break
+		sleep 0.05
+	done
+}
+
+# sb CMD...: runs CMD in the sandbox netns (with S's files).
+sb() { nsenter --target "$SB" --net --mount -- "$@"; }
+
+# get URL: curl through the relay, printing the status code then the body.
+get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n' "$@"; }
+
+@test "an allowed name is reached through the relay; the decision is logged" {
+	proxy api.public.test
+	run get http://api.public.test/hello
+	assert_success
+	assert_line --index 0 '198.51.100.10 host=api.public.test path=/hello auth=-'
+	assert_line --index 1 200
+	run cat "$ST/egress.log"
+	assert_output --regexp '^[0-9T:-]+Z allow HTTP api\.public\.test:80 198\.51\.100\.10$'
+	run stat -c %a "$ST/egress.sock"
+	assert_output 600
+}
+
+@test "a name not in the allow-list gets 403 with a one-line reason" {
+	proxy api.public.test
+	run get http://www.public.test/
+	assert_line --index 0 'forge-egress: www.public.test is not in the allow-list'
+	assert_line --index 1 403
+	run grep -c 'www.public.test' "$NET/public.log"
+	assert_output 0
+	run grep 'deny HTTP www.public.test:80 - www.public.test is not in the allow-list' "$ST/egress.log"
+	assert_success
+}
+
+@test "CONNECT tunnels are checked the same way, then opaque" {
+	proxy api.public.test
+	run sb curl -sS --max-time 5 -x http://127.0.0.1:3128 --cacert "$NET/ca.pem" https://api.public.test/tls
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/tls auth=-'
+	run sb curl -sS --max-time 5 -x http://127.0.0.1:3128 --cacert "$NET/ca.pem" https://www.public.test/
+	assert_failure
+	assert_output --partial '403'
+}
+
+@test "*.x and suffix=x match x and the names below it, label-aligned; a plain entry only itself" {
+	proxy '*.public.test' suffix=sfx.test exact.test
+	for url in http://public.test/ http://deep.a.public.test/ http://sfx.test/ http://a.sfx.test/ http://exact.test/; do
+		run get "$url"
+		assert_line --index 1 200
+	done
+	for url in http://xsfx.test/ http://www.exact.test/ http://evil.test/; do
+		run get "$url"
+		assert_line --index 1 403
+	done
+}
+
+@test "odd case and a trailing dot are the same host; NUL bytes and junk are refused" {
+	proxy api.public.test
+	run get http://API.Public.TEST./x
+	assert_line --index 0 '198.51.100.10 host=api.public.test path=/x auth=-'
+	# Raw requests, byte for byte, through the relay.
+	printf 'CONNECT api.public.test\0.evil.test:80 HTTP/1.1\r\n\r\n' >"$ST/nul"
+	run sb sh -c "curl -sS --max-time 5 telnet://127.0.0.1:3128 <'$ST/nul'"
+	assert_output --partial '400 Bad Request'
+	assert_output --partial 'NUL byte'
+	printf 'GET http://api.public.test%%2fevil.test/ HTTP/1.1\r\n\r\n' >"$ST/pct"
+	run sb sh -c "curl -sS --max-time 5 telnet://127.0.0.1:3128 <'$ST/pct'"
+	assert_output --partial '400 Bad Request'
+	printf 'GET http://api.public.test@evil.test/ HTTP/1.1\r\n\r\n' >"$ST/user"
+	run sb sh -c "curl -sS --max-time 5 telnet://127.0.0.1:3128 <'$ST/user'"
+	assert_output --partial 'user info'
+}
+
+@test "an absolute URI and a Host header that disagree are refused" {
+	proxy api.public.test
+	run get -H 'Host: evil.test' http://api.public.test/
+	assert_line --index 0 'forge-egress: the Host header does not match the request target'
+	assert_line --index 1 400
+	run grep -c 'host=evil.test' "$NET/public.log"
+	assert_output 0
+}
+
+@test "IP literals are refused, in every spelling, with CONNECT and plain HTTP" {
+	proxy api.public.test '*.public.test'
+	for target in 198.51.100.10:80 '[2001:db8::1]:443' '[::ffff:198.51.100.10]:80' 3325256714:80 0xc6.51.100.10:80; do
+		printf 'CONNECT %s HTTP/1.1\r\n\r\n' "$target" >"$ST/req"
+		run sb sh -c "curl -sS --max-time 5 telnet://127.0.0.1:3128 <'$ST/req'"
+		assert_output --partial '403 Forbidden'
+		assert_output --partial 'IP literal'
+	done
+	run get http://198.51.100.10/
+	assert_line --index 1 403
+}
+
+@test "an allowed name that resolves to loopback, RFC 1918, CGNAT or this host is refused" {
+	proxy '*.public.test'
+	run get http://loop.public.test:8080/
+	assert_line --index 0 'forge-egress: loop.public.test resolves to 127.0.0.1, which is not public (loopback)'
+	assert_line --index 1 403
+	run get http://lan.public.test/
+	assert_line --index 0 'forge-egress: lan.public.test resolves to 10.9.0.10, which is not public (private (RFC 1918))'
+	run get http://cgnat.public.test/
+	assert_line --index 1 403
+	run get http://self.public.test/
+	assert_line --index 0 'forge-egress: self.public.test resolves to 198.51.100.1, which is not public (an address of this host)'
+	run cat "$NET/loopback.log" "$NET/lan.log"
+	assert_output ''
+}
+
+@test "DNS rebinding cannot reach loopback: one resolution, and the checked address is the one connected to" {
+	proxy '*.public.test'
+	: >"$NET/dns.log"
+	for _ in 1 2 3 4; do
+		run get http://rebind.public.test:8080/
+		# Either the public answer (where nothing listens on 8080: 502) or the
+		# loopback answer (403); never the loopback service.
+		assert_line --regexp '^(403|502)$'
+	done
+	run grep -c . "$NET/dns.log"
+	assert_output 4
+	run grep -c '^127.0.0.1$' "$NET/dns.log"
+	assert_output 2
+	run cat "$NET/loopback.log"
+	assert_output ''
+	run grep -c 'deny HTTP rebind.public.test:8080 127.0.0.1 ' "$ST/egress.log"
+	assert_output 2
+}
+
+@test "a second request on the same connection can only reach the host checked first" {
+	proxy api.public.test
+	printf 'GET http://api.public.test/one HTTP/1.1\r\nHost: api.public.test\r\n\r\nGET http://evil.test/two HTTP/1.1\r\nHost: evil.test\r\n\r\n' >"$ST/two"
+	run sb sh -c "curl -sS --max-time 5 telnet://127.0.0.1:3128 <'$ST/two'"
+	assert_output --partial 'path=/one'
+	refute_output --partial '203.0.113.10'
+	run grep -c 'evil.test' "$NET/public.log"
+	assert_output 0
+	run grep -c '^203.0.113.10 ' "$NET/public.log"
+	assert_output 0
+}
+
+@test "without the proxy the sandbox has no route: direct connections fail" {
+	proxy api.public.test
+	run sb curl -sS --max-time 3 http://198.51.100.10/
+	assert_failure
+	run sb curl -sS --max-time 3 http://127.0.0.1:8080/
+	assert_failure
+	run cat "$NET/loopback.log"
+	assert_output ''
+}
+
+@test "an empty allow-list denies everything; an invalid entry is ignored, never widening" {
+	proxy 'x.com:443' 'localhost'
+	run get http://api.public.test/
+	assert_line --index 1 403
+	run cat "$ST/egress.err"
+	assert_output --partial 'ignoring an invalid allow-list entry'
+}
+
+@test "forge-egress: usage errors, a bad rules file, a non-socket in the way" {
+	run forge-egress
+	assert_failure 64
+	run forge-egress "$ST/s" "$ST/missing"
+	assert_failure 65
+	touch "$ST/rules" "$ST/file"
+	run forge-egress "$ST/file" "$ST/rules"
+	assert_failure 73
+	assert_output --partial 'exists and is not a socket'
+	run forge-egress --max-conns 0 "$ST/s" "$ST/rules"
+	assert_failure 64
+	run forge-relay 127.0.0.1:99999 "$ST/s"
+	assert_failure 64
+}
+
+@test "forge_net_proxy_stop stops the proxy and removes its socket and PID file" {
+	proxy api.public.test
+	pid=$(cat "$ST/egress.pid")
+	in_s sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_stop '$ST'"
+	run kill -0 "$pid"
+	assert_failure
+	[ ! -e "$ST/egress.sock" ]
+	[ ! -e "$ST/egress.pid" ]
+}
+
+# open SBPID: attaches open-mode egress to the netns of SBPID.
+open_egress() {
+	in_s env FORGE_LIBDIR="$FORGE_LIBDIR" FORGE_HELPERDIR="$FORGE_HELPERDIR" sh -c \
+		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_open_start '$1' '$ST'"
+}
+
+@test "open mode: a public host answers; LAN, this host's addresses and its loopback are refused" {
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	open_egress "$SB"
+	run sb curl -sS --max-time 20 http://198.51.100.10/open
+	assert_success
+	assert_output '198.51.100.10 host=198.51.100.10 path=/open auth=-'
+	run sb curl -sS --max-time 20 http://203.0.113.10/open2
+	assert_success
+	run sb curl -sS --max-time 3 http://10.9.0.10/
+	assert_failure
+	for addr in 198.51.100.1 10.9.0.1 10.0.2.2 127.0.0.1; do
+		run sb curl -sS --max-time 3 "http://$addr:8081/"
+		assert_failure
+	done
+	run cat "$NET/lan.log" "$NET/host.log"
+	assert_output ''
+	# The sandbox's own loopback still works.
+	run sb sh -c 'python3 -m http.server -b 127.0.0.1 8099 >/dev/null 2>&1 & p=$!; sleep 1; curl -sS -o /dev/null -w "%{http_code}" --max-time 3 http://127.0.0.1:8099/; kill $p'
+	assert_output 200
+}
+
+@test "open mode: the rules are in place before the interface, and uid 1000 inside cannot change them" {
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	open_egress "$SB"
+	run sb nft list table inet forge_egress
+	assert_success
+	assert_output --partial '10.0.0.0/8'
+	assert_output --partial '198.51.100.1'
+	run sb setpriv --reuid 1000 --regid 1000 --clear-groups nft flush ruleset
+	assert_failure
+	run sb setpriv --reuid 1000 --regid 1000 --clear-groups ip route add 10.9.0.0/24 dev tap0
+	assert_failure
+	run sb nft list table inet forge_egress
+	assert_success
+}
+
+@test "open mode: names resolve through slirp4netns's DNS forwarder, the one DNS server the rules let through" {
+	printf 'nameserver 10.0.2.3\n' >"$ST/resolv.conf"
+	nsenter --target "$S" --net --mount -- unshare --net --mount --propagation private -- \
+		sh -c "mount --bind '$ST/resolv.conf' /etc/resolv.conf && ip link set lo up && exec sleep 600" >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.2
+	open_egress "$SB"
+	run sb getent hosts rebind.public.test
+	assert_success
+	assert_output --regexp '^(198\.51\.100\.10|127\.0\.0\.1) +rebind\.public\.test$'
+	# A DNS server on the LAN (which slirp4netns could reach) is refused.
+	printf 'nameserver 10.9.0.10\n' >"$ST/resolv.conf"
+	run sb getent hosts rebind.public.test
+	assert_failure
+	run cat "$NET/lan-dns.log"
+	assert_output ''
+}
+
+@test "open mode, not as root: the rules go in through the bwrap sandbox's outer user namespace; its user cannot change them" {
+	# A sandbox as bwrap makes it for an unprivileged invoker (uid 1000 here).
+	nsenter --target "$S" --net --mount -- setpriv --reuid 1000 --regid 1000 --clear-groups -- \
+		bwrap --unshare-user --uid 1000 --gid 1000 --unshare-net --ro-bind / / --dev /dev --proc /proc \
+		-- sleep 600 >/dev/null 2>&1 3>&- &
+	B=$!
+	for _ in $(seq 1 50); do SB=$(pgrep -P "$B" -x sleep) && break; sleep 0.1; done
+	[ -n "$SB" ]
+	run nsenter --target "$S" --net --mount -- setpriv --reuid 1000 --regid 1000 --clear-groups -- \
+		env PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_rules_install '$SB'"
+	kill "$B"
+	assert_success
+	run sb nft list table inet forge_egress
+	assert_output --partial '192.168.0.0/16'
+	# The sandbox's user, in its own user namespace, cannot flush them.
+	run nsenter --target "$SB" --user --net --preserve-credentials -- nft flush ruleset
+	assert_failure
+	run sb nft list table inet forge_egress
+	assert_success
+}
+
+@test "open mode without slirp4netns or nft: the check names them, start refuses with 69" {
+	mkdir "$ST/bin"
+	ln -s "$(command -v id)" "$ST/bin/id"
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH='$ST/bin'; forge_net_open_check; echo \"\$? \$forge_net_missing\""
+	assert_output '1 slirp4netns, nft, nsenter, ip'
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH='$ST/bin'; forge_net_open_start 1 '$ST'"
+	assert_failure 69
+	assert_output --partial 'open egress needs slirp4netns, nft'
+}
+
+# secrets ENV@HOSTS RULE...: the secrets proxy in S (value of ENV in its
+# environment only), and a sandbox with the relay.
+secrets() {
+	printf '%s\n' "$1" >"$ST/secrets"
+	shift
+	printf '%s\n' "$@" >"$ST/rules"
+	in_s env FORGE_LIBDIR="$FORGE_LIBDIR" FORGE_HELPERDIR="$FORGE_HELPERDIR" TOKEN_X=s3cr3t-value \
+		FORGE_SECRETS_UPSTREAM_CA="$NET/ca.pem" sh -c \
+		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_secrets_start '$ST' '$ST/rules' '$ST/secrets'"
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	sleep 0.1
+	nsenter --target "$SB" --net --mount -- "$abs_top_builddir/helpers/forge-relay" 127.0.0.1:3128 "$ST/egress.sock" >/dev/null 2>&1 3>&- &
+	RELAY=$!
+	PROXY=$(sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_env '$ST'" | sed -n 's/^HTTPS_PROXY=//p')
+}
+
+@test "secrets: the placeholder is replaced on TLS to the secret's host only; the value is nowhere on disk" {
+	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
+	# The secret's host: intercepted (the sandbox trusts the per-sandbox CA).
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$ST/mitm/mitmproxy-ca-cert.pem" \
+		-H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
+	# Another allowed host: tunnelled untouched (its own certificate), no value.
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" \
+		-H 'Authorization: Bearer $MSB_TOKEN_X' https://www.public.test/other
+	assert_success
+	assert_output '198.51.100.10 host=www.public.test path=/other auth=Bearer $MSB_TOKEN_X'
+	# Plain HTTP to the secret's host: no substitution.
+	run sb curl -sS --max-time 30 -x "$PROXY" -H 'Authorization: Bearer $MSB_TOKEN_X' http://api.public.test/plain
+	assert_output '198.51.100.10 host=api.public.test path=/plain auth=Bearer $MSB_TOKEN_X'
+	run grep -r -l s3cr3t-value "$ST"
+	assert_output ''
+	run grep -l s3cr3t-value /proc/[0-9]*/cmdline
+	assert_output ''
+}
+
+@test "secrets: the allow-list and the address checks still apply (forge-egress decides)" {
+	secrets 'TOKEN_X@api.public.test' api.public.test '*.public.test'
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" https://evil.test/
+	assert_failure
+	run sb curl -sS --max-time 30 -x "$PROXY" http://lan.public.test/
+	assert_output --partial 'not public'
+	run grep -c 'deny CONNECT evil.test:443' "$ST/egress.log"
+	assert_output 1
+	run cat "$NET/lan.log"
+	assert_output ''
+	# Without the per-sandbox token, mitmdump does not serve (407).
+	run sb curl -sS --max-time 10 -x http://127.0.0.1:3128 -o /dev/null -w '%{http_code}' http://api.public.test/
+	assert_output 407
+}
+
+@test "secrets without mitmdump: 69 naming it" {
+	printf 'X@a.example.com\n' >"$ST/secrets"
+	: >"$ST/rules"
+	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_secrets_start '$ST' '$ST/rules' '$ST/secrets'"
+	assert_failure 69
+	assert_output --partial "mitmdump"
+}

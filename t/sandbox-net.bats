@@ -1,0 +1,312 @@
+#!/usr/bin/env bats
+# Egress of REAL namespace sandboxes (SPEC 4.5): `forge-sandbox up` starts
+# forge-egress and the relay inside (allow-list) or slirp4netns and nft (no
+# allow-list), and rm stops them. Everything runs in a test network built
+# inside network namespaces this file creates (no address or route of the
+# host changes, no traffic leaves the machine):
+#   S   — the "host" where forge-sandbox up runs (its own mount namespace:
+#         /etc/hosts and resolv.conf replaced there); a loopback service on
+#         127.0.0.1:8080 and a service on every address of S on :8081;
+#   PUB — a "public" host, 198.51.100.10 (TEST-NET), a web server on :80
+#         and on :443 (TLS, a certificate of a test CA);
+#         S has 198.51.100.1 towards it;
+#   LAN — a "LAN" host 10.9.0.10:80; S has 10.9.0.1 towards it.
+load test_helper
+load sandbox_helper
+
+F=$BATS_TEST_DIRNAME/egress-fixtures
+
+# in_s CMD...: runs CMD in the scenario's network and mount namespaces.
+in_s() { nsenter --target "$S" --net --mount -- "$@"; }
+
+setup_file() {
+	if [ "$(id -u)" != 0 ]; then
+		[ "${CI:-}" != true ] || { echo "CI=true but not root" >&2; return 1; }
+		export NET_SKIP='needs root (network namespaces, nsenter)'
+		return 0
+	fi
+	NET=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-sandbox-net.XXXXXX")
+	export NET
+	chmod 755 "$NET"
+	cat >"$NET/hosts" <<-'EOF'
+	127.0.0.1 localhost
+	198.51.100.10 api.public.test www.public.test
+	127.0.0.1 loop.public.test
+	10.9.0.10 lan.public.test
+	EOF
+	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
+	unshare --net --mount --propagation private -- sleep 3600 >/dev/null 2>&1 3>&- &
+	S=$!
+	export S
+	echo "$S" >"$NET/pids"
+	sleep 0.1
+	in_s mount --bind "$NET/hosts" /etc/hosts
+	in_s mount --bind "$NET/resolv.conf" /etc/resolv.conf
+	in_s ip link set lo up
+	for h in PUB LAN; do
+		nsenter --target "$S" --net --mount -- unshare --net -- sleep 3600 >/dev/null 2>&1 3>&- &
+		eval "$h=\$!"
+		echo "$!" >>"$NET/pids"
+	done
+	export PUB LAN
+	sleep 0.1
+	in_s ip link add vpub type veth peer name eth0 netns "$PUB"
+	in_s ip addr add 198.51.100.1/24 dev vpub
+	in_s ip link set vpub up
+	in_s ip route add default via 198.51.100.10
+	nsenter --target "$PUB" --net -- sh -c 'ip link set lo up && ip addr add 198.51.100.10/24 dev eth0 &&
+		ip link set eth0 up && ip route add default via 198.51.100.1'
+	in_s ip link add vlan type veth peer name eth0 netns "$LAN"
+	in_s ip addr add 10.9.0.1/24 dev vlan
+	in_s ip link set vlan up
+	nsenter --target "$LAN" --net -- sh -c 'ip link set lo up && ip addr add 10.9.0.10/24 dev eth0 &&
+		ip link set eth0 up && ip route add default via 10.9.0.1'
+	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	# A test CA and a certificate for api.public.test (the secrets test).
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=forge-test-ca \
+		-keyout "$NET/ca.key" -out "$NET/ca.pem" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj /CN=api.public.test \
+		-keyout "$NET/srv.key" -out "$NET/srv.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:api.public.test\n' >"$NET/ext"
+	openssl x509 -req -in "$NET/srv.csr" -CA "$NET/ca.pem" -CAkey "$NET/ca.key" -CAcreateserial \
+		-days 2 -extfile "$NET/ext" -out "$NET/srv.pem" 2>/dev/null
+	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
+		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	# nsenter itself (not in_s, a function: $! would be its subshell), so teardown_file kills it.
+	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	for _ in $(seq 1 100); do
+		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready &&
+			in_s curl -s -o /dev/null --max-time 1 http://10.9.0.10/ready &&
+			in_s curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/ready && break
+		sleep 0.1
+	done
+}
+
+teardown_file() {
+	[ -n "${NET:-}" ] || return 0
+	while read -r pid; do kill "$pid" 2>/dev/null || :; done <"$NET/pids"
+	rm -rf "$NET"
+}
+
+setup() {
+	load_support
+	[ -z "${NET_SKIP:-}" ] || skip "$NET_SKIP"
+	sandbox_setup
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		fail "bwrap cannot create user namespaces on this host, as root"
+	fi
+	NAME=$(expected_name "$REPO")
+	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
+	: >"$NET/public.log"
+	: >"$NET/lan.log"
+	: >"$NET/loopback.log"
+	: >"$NET/host.log"
+}
+
+teardown() {
+	[ -z "${NET_SKIP:-}" ] || return 0
+	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
+	forge_test_teardown
+}
+
+# net_config NETWORK-JSON: the user's configuration: a bwrap sandbox on the
+# host's root filesystem with this sandbox.network.
+net_config() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": %s}}\n' "$1" \
+		>"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# up_in_s: forge-sandbox up in the scenario namespace (where the sandbox's
+# egress then goes out), from the repository.
+up_in_s() { in_s sh -c 'cd "$1" && exec forge-sandbox up' sh "$REPO"; }
+
+in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
+
+# slirp_for PID: the PIDs of the slirp4netns processes attached to the
+# network namespace of the sandbox whose init is PID (by command line).
+slirp_for() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' ' ' 2>/dev/null <"$f" | grep -q "^slirp4netns .*/proc/$1/ns/net " && basename "$(dirname "$f")"
+	done
+	return 0
+}
+
+# net_pids PIDFILE...: the PIDs these files hold (none when they are gone).
+net_pids() { cat -- "$@" 2>/dev/null || :; }
+
+@test "allow-list: only lo; an allowed name is reached through the relay; a denied name gets 403; nothing without the proxy" {
+	net_config '{"allow": ["api.public.test", "loop.public.test"]}'
+	run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr != *'no network'* ]]
+	run in_sandbox sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
+	assert_output lo
+	# curl honours HTTP_PROXY, set inside.
+	run in_sandbox curl -sS --max-time 10 http://api.public.test/allowed
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/allowed auth=-'
+	run in_sandbox curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://www.public.test/denied
+	assert_output 403
+	# HTTPS goes through CONNECT: a denied name gets 403 too.
+	run in_sandbox curl -sS --max-time 10 https://www.public.test/
+	assert_failure
+	assert_output --partial 403
+	# Without the proxy: no route, no name.
+	run in_sandbox curl -sS --noproxy '*' --max-time 5 http://198.51.100.10/direct
+	assert_failure
+	run in_sandbox curl -sS --noproxy '*' --max-time 5 http://api.public.test/direct
+	assert_failure
+	run cat "$NET/public.log"
+	assert_output '198.51.100.10 host=api.public.test path=/allowed auth=-'
+	grep -q 'allow HTTP api.public.test:80' "$STATE/egress.log"
+	grep -q 'deny HTTP www.public.test:80' "$STATE/egress.log"
+}
+
+@test "allow-list: the host's loopback is unreachable, by an allowed name or directly" {
+	net_config '{"allow": ["loop.public.test"]}'
+	up_in_s 2>/dev/null
+	run in_sandbox curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://loop.public.test:8080/
+	assert_output 403
+	run in_sandbox curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:8080/
+	assert_failure
+	run cat "$NET/loopback.log"
+	assert_output ''
+}
+
+@test "allow-list: the proxy variables are set inside, not taken from the host or sandbox.network.env" {
+	net_config '{"allow": ["api.public.test"], "env": ["HTTP_PROXY", "https_proxy", "FORGE_T_KEPT"]}'
+	HTTP_PROXY=http://10.9.0.10:80 https_proxy=http://10.9.0.10:80 FORGE_T_KEPT=yes run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr == *'HTTP_PROXY is not passed on'* ]]
+	HTTP_PROXY=http://10.9.0.10:80 https_proxy=http://10.9.0.10:80 FORGE_T_KEPT=yes \
+		run in_sandbox sh -c 'env | grep -i -e _proxy= -e FORGE_T_KEPT | sort'
+	assert_output "$(printf '%s\n' ALL_PROXY=http://127.0.0.1:3128 FORGE_T_KEPT=yes HTTPS_PROXY=http://127.0.0.1:3128 \
+		HTTP_PROXY=http://127.0.0.1:3128 NO_PROXY=localhost,127.0.0.1,::1 all_proxy=http://127.0.0.1:3128 \
+		http_proxy=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 no_proxy=localhost,127.0.0.1,::1 | sort)"
+	# Of the host's folders only the egress socket is there.
+	run in_sandbox ls -A /run/forge/net
+	assert_output egress.sock
+	run cat "$NET/lan.log"
+	assert_output ''
+}
+
+@test "allow-list: rm stops forge-egress; a dead sandbox's proxy is replaced when up restarts it" {
+	net_config '{"allow": ["api.public.test"]}'
+	up_in_s 2>/dev/null
+	old=$(net_pids "$STATE/egress.pid")
+	[ -n "$old" ]
+	kill -0 "$old"
+	# The init dies: up restarts the sandbox with a new proxy and relay.
+	kill -KILL "$(cut -d' ' -f1 "$STATE/pid")"
+	run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr == *"started $NAME"* ]]
+	run kill -0 "$old"
+	assert_failure
+	new=$(net_pids "$STATE/egress.pid")
+	kill -0 "$new"
+	run in_sandbox curl -sS --max-time 10 http://api.public.test/again
+	assert_output '198.51.100.10 host=api.public.test path=/again auth=-'
+	forge-sandbox rm "$REPO" 2>/dev/null
+	run kill -0 "$new"
+	assert_failure
+	[ ! -e "$STATE" ]
+}
+
+@test "open egress: the public host answers; the LAN, the host's addresses and its loopback do not" {
+	net_config '{}'
+	run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr != *'no network'* ]]
+	run in_sandbox curl -sS --max-time 10 http://198.51.100.10/open
+	assert_success
+	assert_output '198.51.100.10 host=198.51.100.10 path=/open auth=-'
+	run in_sandbox curl -sS --max-time 5 http://10.9.0.10/
+	assert_failure
+	for addr in 198.51.100.1 10.9.0.1 10.0.2.2 127.0.0.1; do
+		run in_sandbox curl -sS --max-time 5 "http://$addr:8081/"
+		assert_failure
+	done
+	run in_sandbox curl -sS --max-time 5 http://10.0.2.2:8080/
+	assert_failure
+	run cat "$NET/lan.log" "$NET/host.log" "$NET/loopback.log"
+	assert_output ''
+	# No proxy under open egress; the resolver is slirp4netns's.
+	run in_sandbox sh -c 'env | grep -ci _proxy=; cat /etc/resolv.conf'
+	assert_output "$(printf '0\nnameserver 10.0.2.3')"
+	# uid 1000 inside cannot change the rules.
+	run in_sandbox nft flush ruleset
+	assert_failure
+	run in_sandbox curl -sS --max-time 5 http://10.9.0.10/
+	assert_failure
+}
+
+@test "open egress: rm leaves no slirp4netns; a dead sandbox's is replaced by up" {
+	net_config '{}'
+	up_in_s 2>/dev/null
+	init=$(cut -d' ' -f1 "$STATE/pid")
+	old=$(slirp_for "$init")
+	[ -n "$old" ]
+	# The PID file names slirp4netns itself (what rm stops).
+	assert_equal "$(net_pids "$STATE/slirp.pid")" "$old"
+	kill -KILL "$init"
+	up_in_s 2>/dev/null
+	run kill -0 "$old"
+	assert_failure
+	init2=$(cut -d' ' -f1 "$STATE/pid")
+	new=$(slirp_for "$init2")
+	[ -n "$new" ]
+	run in_sandbox curl -sS --max-time 10 http://198.51.100.10/again
+	assert_output '198.51.100.10 host=198.51.100.10 path=/again auth=-'
+	forge-sandbox rm "$REPO" 2>/dev/null
+	run slirp_for "$init2"
+	assert_output ''
+}
+
+@test "open egress without slirp4netns: up refuses with 69 and starts nothing; doctor names it" {
+	net_config '{}'
+	# slirp4netns hidden (not executable) in a mount namespace of this test only.
+	hide='mount --bind /dev/null "$(command -v slirp4netns)" && cd "$1" && shift && exec "$@"'
+	run --separate-stderr in_s unshare --mount --propagation private -- sh -c "$hide" sh "$REPO" forge-sandbox up
+	assert_failure 69
+	[[ $stderr == *'needs slirp4netns'* ]]
+	[ ! -e "$STATE/pid" ]
+	run --separate-stderr in_s unshare --mount --propagation private -- sh -c "$hide" sh "$REPO" forge-sandbox doctor
+	[[ $stderr == *'open egress (no allow-list): unavailable: needs slirp4netns;'* ]]
+	run --separate-stderr forge-sandbox doctor
+	[[ $stderr == *'open egress (no allow-list): available'* ]]
+}
+
+@test "secrets: the placeholder is replaced on TLS to the secret's host; the value and the token stay outside; rm stops mitmdump" {
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	TOKEN_X=s3cr3t-value FORGE_SECRETS_UPSTREAM_CA=$NET/ca.pem run --separate-stderr up_in_s
+	assert_success
+	# The sandbox trusts the per-sandbox CA through the system bundle.
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
+	# Plain HTTP to an allowed host: untouched; a host not allowed: 403.
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' http://www.public.test/plain
+	assert_output '198.51.100.10 host=www.public.test path=/plain auth=Bearer $MSB_TOKEN_X'
+	run in_sandbox curl -sS --max-time 20 -o /dev/null -w '%{http_code}' http://lan.public.test/
+	assert_output 403
+	run in_sandbox sh -c 'env; cat /etc/ssl/certs/ca-certificates.crt >/dev/null; ls -A /run/forge/net'
+	refute_output --partial s3cr3t-value
+	# The proxy token is in the sandbox's environment, on no command line.
+	run grep -lsF -f "$STATE/mitm/token" /proc/[0-9]*/cmdline
+	assert_output ''
+	mitm=$(net_pids "$STATE/mitm.pid")
+	[ -n "$mitm" ]
+	forge-sandbox rm "$REPO" 2>/dev/null
+	run kill -0 "$mitm"
+	assert_failure
+}
