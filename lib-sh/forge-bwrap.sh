@@ -38,7 +38,7 @@ forge_bwrap_exists() {
 # only the owner writes: ~owner/.local/state/forge/bwrap/NAME. Otherwise
 # forge_bwrap_data is the state folder itself.
 forge_bwrap_owner() {
-	forge_bwrap_owner= forge_bwrap_data=$forge_bwrap_dir
+	forge_bwrap_owner='' forge_bwrap_data=$forge_bwrap_dir
 	[ "$(id -u)" = 0 ] || return 0
 	forge_bo_ids=$(stat -c '%u:%g' -- "$1") || forge_die 69 "cannot stat $1"
 	case $forge_bo_ids in 0:*) return 0 ;; esac
@@ -113,7 +113,7 @@ forge_sandbox_backend() {
 # and forge_bwrap_cgroup_dirs, NAME's cgroup folders one per line (which
 # may not exist yet).
 forge_bwrap_cgroups() {
-	forge_bwrap_cgroup_kind= forge_bwrap_cgroup_dirs=
+	forge_bwrap_cgroup_kind='' forge_bwrap_cgroup_dirs=
 	forge_bcg_base=/sys/fs/cgroup
 	if [ -f "$forge_bcg_base/cgroup.controllers" ]; then
 		forge_bwrap_cgroup_kind=v2
@@ -559,8 +559,8 @@ forge_bwrap_image_rootfs() {
 		rm -f -- "$forge_bir_tmp.env"
 		forge_die 69 "docker export of $1 failed"
 	fi
-	mv -f -- "$forge_bir_tmp.env" "$forge_bwrap_rootfs.env" &&
-		mv -- "$forge_bir_tmp" "$forge_bwrap_rootfs" || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
+	{ mv -f -- "$forge_bir_tmp.env" "$forge_bwrap_rootfs.env" &&
+		mv -- "$forge_bir_tmp" "$forge_bwrap_rootfs"; } || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
 }
 
 # --- lifecycle ----------------------------------------------------------------------
@@ -588,8 +588,8 @@ forge_bwrap_private_dirs() {
 	fi
 	(umask 077 && mkdir -p -- "$forge_bwrap_dir") || forge_die 73 "cannot create $forge_bwrap_dir"
 	chmod 0700 -- "$forge_bwrap_dir" || forge_die 73 "cannot make $forge_bwrap_dir owner-only"
-	printf '%s\n' "$forge_bwrap_owner" >"$forge_bwrap_dir/owner" &&
-		printf '%s\n' "$forge_bwrap_data" >"$forge_bwrap_dir/data" || forge_die 73 "cannot write $forge_bwrap_dir"
+	{ printf '%s\n' "$forge_bwrap_owner" >"$forge_bwrap_dir/owner" &&
+		printf '%s\n' "$forge_bwrap_data" >"$forge_bwrap_dir/data"; } || forge_die 73 "cannot write $forge_bwrap_dir"
 	# shellcheck disable=SC2016 # a script for sh, with its arguments
 	forge_bwrap_as_owner sh -c '
 		umask 077 && mkdir -p -- "$1" || exit
@@ -777,7 +777,7 @@ forge_bwrap_remove() {
 	forge_bwrap_stop "$1"
 	forge_bwrap_state "$1"
 	# The private folders, as the user they were made for.
-	forge_bwrap_owner= forge_bwrap_data=
+	forge_bwrap_owner='' forge_bwrap_data=
 	[ ! -f "$forge_bwrap_dir/owner" ] || read -r forge_bwrap_owner <"$forge_bwrap_dir/owner" || :
 	[ ! -f "$forge_bwrap_dir/data" ] || read -r forge_bwrap_data <"$forge_bwrap_dir/data" || :
 	if [ -n "$forge_bwrap_owner" ] && [ -n "$forge_bwrap_data" ] && [ "$forge_bwrap_data" != "$forge_bwrap_dir" ]; then
@@ -793,7 +793,7 @@ forge_bwrap_names() {
 	forge_bwrap_state x
 	forge_bwrap_names=
 	for forge_bn in "$forge_bwrap_root"/forge-*; do
-		[ -d "$forge_bn" ] && [ ! -L "$forge_bn" ] || continue
+		{ [ -d "$forge_bn" ] && [ ! -L "$forge_bn" ]; } || continue
 		forge_bwrap_names=$forge_bwrap_names${forge_bn##*/}'
 '
 	done

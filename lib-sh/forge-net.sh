@@ -215,7 +215,7 @@ forge_net_open_start() {
 	# sandbox's to make tap0.
 	# exec (forge_net_exec): the PID below is slirp4netns's own, which
 	# forge_net_open_stop stops, not a subshell's that would leave it running.
-	(forge_net_exec=exec forge_net_owner_exec "$forge_no_pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
+	(forge_net_exec='exec' forge_net_owner_exec "$forge_no_pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
 		--enable-sandbox --enable-seccomp --netns-type=path "/proc/$forge_no_pid/ns/net" tap0) \
 		</dev/null >"$forge_no_dir/slirp.log" 2>&1 &
 	printf '%s\n' "$!" >"$forge_no_dir/slirp.pid"

@@ -129,7 +129,7 @@ forge_sandbox_cfg_value() {
 # is MiB (as in msb), a bare "b" suffix bytes. Exits 65 naming KEY for
 # anything else, below 1 MiB, or a fraction of a MiB.
 forge_size_mib() {
-	forge_sz=$1 forge_sz_unit= forge_sz_bytes=
+	forge_sz=$1 forge_sz_unit='' forge_sz_bytes=
 	case $forge_sz in [bB]) forge_sz= ;; *[bB]) forge_sz=${forge_sz%?} forge_sz_bytes=1 ;; esac
 	case $forge_sz in
 	*[kKmMgGtT][iI]) forge_sz=${forge_sz%?} forge_sz_bytes= ;;
@@ -243,7 +243,7 @@ forge_env_name_valid() {
 # to its --net-rule values (one per line) and forge_nr_deny to 1 when it
 # printed --net-default deny.
 forge_sandbox_netrule_out() {
-	forge_nr_rules= forge_nr_deny=
+	forge_nr_rules='' forge_nr_deny=
 	forge_nr_rest=$1'
 '
 	while [ -n "$forge_nr_rest" ]; do
@@ -355,7 +355,7 @@ forge_sandbox_network() {
 
 	# Secrets: each "secret" line is followed by its "shost" lines; each
 	# secret keeps the hosts forge-netrule --secret-hosts accepts.
-	forge_sp_secret= forge_sandbox_secrets= forge_sandbox_secret_unset= forge_sp_hosts=
+	forge_sp_secret='' forge_sandbox_secrets='' forge_sandbox_secret_unset='' forge_sp_hosts=
 	forge_sp_seen='
 '
 	forge_sp_curkey=
@@ -432,7 +432,7 @@ forge_sandbox_network() {
 		forge_sp_rest=${forge_sp_rest#*'
 '}
 	done
-	forge_sp_net= forge_sandbox_egress=
+	forge_sp_net='' forge_sandbox_egress=
 	if [ "$#" -gt 0 ]; then
 		forge_sp_out=$("$forge_sp_netrule" -- "$@" 2>&1) ||
 			forge_die 70 "forge-netrule failed"
@@ -628,7 +628,7 @@ forge_sandbox_record_remove() {
 forge_sandbox_drift_check() {
 	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
 	forge_dc_was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
-	forge_dc_said= forge_dc_disk=
+	forge_dc_said='' forge_dc_disk=
 	for forge_dc_key in egress image resources; do
 		case $forge_dc_was in
 		"$forge_dc_key="* | *"

@@ -37,6 +37,24 @@ need() {
 	shellcheck -x -e SC2034 lib-sh/forge.sh.in
 }
 
+# shellcheck reports nothing inside a file it only follows with -x: each part
+# of the library is checked on its own too. Variables set in one part and
+# read in another (SC2154) are checked once over the whole library below.
+@test "shellcheck: every part of the library on its own" {
+	need shellcheck
+	for f in lib-sh/*.sh; do
+		shellcheck -s sh -e SC2034,SC2154 "$f"
+	done
+}
+
+@test "shellcheck: no variable of the library is read without being set anywhere" {
+	need shellcheck
+	{ printf '#!/bin/sh\n'; cat lib-sh/forge.sh.in lib-sh/*.sh; } >"$SCRATCH/library.sh"
+	run shellcheck -s sh --include=SC2154 "$SCRATCH/library.sh"
+	assert_success
+	assert_output ''
+}
+
 @test "shellcheck: container scripts, benchmarks, CI and the test helper" {
 	need shellcheck
 	for f in container/forge-* bench/*.sh .ci/run; do
