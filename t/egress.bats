@@ -43,7 +43,7 @@ setup_file() {
 	S=$!
 	export S
 	echo "$S" >"$NET/pids"
-	sleep 0.1
+	ns_ready "$S"
 	in_s mount --bind "$NET/hosts" /etc/hosts
 	in_s mount --bind "$NET/resolv.conf" /etc/resolv.conf
 	in_s ip link set lo up
@@ -53,7 +53,7 @@ setup_file() {
 		echo "$!" >>"$NET/pids"
 	done
 	export PUB LAN
-	sleep 0.1
+	ns_ready "$PUB" "$LAN"
 	in_s ip link add vpub type veth peer name eth0 netns "$PUB"
 	in_s ip addr add 198.51.100.1/24 dev vpub
 	in_s ip link set vpub up
@@ -130,7 +130,7 @@ proxy() {
 		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_start '$ST' '$ST/rules'"
 	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
 	SB=$!
-	sleep 0.1
+	ns_ready "$SB"
 	nsenter --target "$SB" --net --mount -- "$abs_top_builddir/helpers/forge-relay" 127.0.0.1:3128 "$ST/egress.sock" >/dev/null 2>&1 3>&- &
 	RELAY=$!
 	for _ in $(seq 1 50); do
@@ -326,7 +326,7 @@ open_egress() {
 @test "open mode: a public host answers; LAN, this host's addresses and its loopback are refused" {
 	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
 	SB=$!
-	sleep 0.1
+	ns_ready "$SB"
 	open_egress "$SB"
 	run sb curl -sS --max-time 20 http://198.51.100.10/open
 	assert_success
@@ -349,7 +349,7 @@ open_egress() {
 @test "open mode: the rules are in place before the interface, and uid 1000 inside cannot change them" {
 	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
 	SB=$!
-	sleep 0.1
+	ns_ready "$SB"
 	open_egress "$SB"
 	run sb nft list table inet forge_egress
 	assert_success
@@ -423,7 +423,7 @@ secrets() {
 		". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_secrets_start '$ST' '$ST/rules' '$ST/secrets'"
 	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
 	SB=$!
-	sleep 0.1
+	ns_ready "$SB"
 	nsenter --target "$SB" --net --mount -- "$abs_top_builddir/helpers/forge-relay" 127.0.0.1:3128 "$ST/egress.sock" >/dev/null 2>&1 3>&- &
 	RELAY=$!
 	PROXY=$(sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_env '$ST'" | sed -n 's/^HTTPS_PROXY=//p')
@@ -446,7 +446,8 @@ secrets() {
 	assert_output '198.51.100.10 host=api.public.test path=/plain auth=Bearer $MSB_TOKEN_X'
 	run grep -r -l s3cr3t-value "$ST"
 	assert_output ''
-	run grep -l s3cr3t-value /proc/[0-9]*/cmdline
+	# -s: a process may end while grep reads the list (its file is gone).
+	run grep -s -l s3cr3t-value /proc/[0-9]*/cmdline
 	assert_output ''
 }
 

@@ -39,7 +39,7 @@ setup_file() {
 	S=$!
 	export S
 	echo "$S" >"$NET/pids"
-	sleep 0.1
+	ns_ready "$S"
 	in_s mount --bind "$NET/hosts" /etc/hosts
 	in_s mount --bind "$NET/resolv.conf" /etc/resolv.conf
 	in_s ip link set lo up
@@ -49,7 +49,7 @@ setup_file() {
 		echo "$!" >>"$NET/pids"
 	done
 	export PUB LAN
-	sleep 0.1
+	ns_ready "$PUB" "$LAN"
 	in_s ip link add vpub type veth peer name eth0 netns "$PUB"
 	in_s ip addr add 198.51.100.1/24 dev vpub
 	in_s ip link set vpub up

@@ -73,3 +73,19 @@ tree_hash() {
 			else printf 'D %s %s\n' "$p" "$(stat -c %a "$p")"; fi
 		done | sha256sum)
 }
+
+# ns_ready PID...: waits (up to 10 s) until each PID, started as
+# `unshare ... -- sleep N` (or through nsenter, or `sh -c '... && exec sleep N'`),
+# runs sleep: only then are its namespaces made and set up, so entering them
+# with nsenter cannot act on the namespaces the test itself runs in (the
+# host's, for the first one).
+ns_ready() {
+	for ns_pid in "$@"; do
+		for _ in $(seq 1 200); do
+			[ "$(cat "/proc/$ns_pid/comm" 2>/dev/null)" = sleep ] && continue 2
+			sleep 0.05
+		done
+		echo "ns_ready: process $ns_pid never got its namespaces" >&2
+		return 1
+	done
+}
