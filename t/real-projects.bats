@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
-# forge-verify on real public projects (t/projects/*.bundle, one commit each;
-# t/projects/README.md names the source, commit and licence of each): the
+# forge-verify on real public projects (NAME.bundle, one commit each, in the
+# corpus folder: $FORGE_PROJECTS, else shared/projects beside the clone;
+# t/projects/README.md names the source, commit and licence of each and why
+# the corpus is not committed here): the
 # detected steps, a verdict equal to running the tests by hand, warm == cold,
 # a copy from which no path leads into the real repository, git isolation,
 # and a one-line break of a test giving FAIL. Nothing is fetched from outside
@@ -22,9 +24,12 @@ setup_file() {
 	export GOPROXY=off GOTOOLCHAIN=local CARGO_NET_OFFLINE=true
 	export npm_config_cache="$BATS_FILE_TMPDIR/npm-cache" npm_config_audit=false npm_config_fund=false \
 		npm_config_update_notifier=false
+	# The corpus: third-party code, so not committed with forge.
+	FORGE_PROJECTS=${FORGE_PROJECTS:-$BATS_TEST_DIRNAME/../../shared/projects}
+	export FORGE_PROJECTS
 	# The npm project's dependencies are installed once for the file.
-	if command -v npm >/dev/null; then
-		git clone -q "$BATS_TEST_DIRNAME/projects/webidl-conversions.bundle" "$BATS_FILE_TMPDIR/node"
+	if command -v npm >/dev/null && [ -f "$FORGE_PROJECTS/webidl-conversions.bundle" ]; then
+		git clone -q "$FORGE_PROJECTS/webidl-conversions.bundle" "$BATS_FILE_TMPDIR/node"
 		(cd "$BATS_FILE_TMPDIR/node" && npm ci --no-progress >"$BATS_FILE_TMPDIR/npm-ci.log" 2>&1) ||
 			{ cat "$BATS_FILE_TMPDIR/npm-ci.log" >&2; return 1; }
 	fi
@@ -48,12 +53,16 @@ need() {
 	skip "$1 not installed"
 }
 
-# project NAME: clones t/projects/NAME.bundle as the real repository $REPO
-# and as $HAND (where the tests are run by hand); cd to $REPO.
+# project NAME: clones the corpus's NAME.bundle as the real repository $REPO
+# and as $HAND (where the tests are run by hand); cd to $REPO. Without the
+# corpus the test is skipped, saying where the bundle was looked for: it is
+# data the steering repository provides, not a tool CI could install.
 project() {
+	[ -f "$FORGE_PROJECTS/$1.bundle" ] ||
+		skip "no corpus: $FORGE_PROJECTS/$1.bundle is missing (t/projects/README.md)"
 	REPO=$SCRATCH/$1 HAND=$SCRATCH/hand-$1
-	git clone -q "$BATS_TEST_DIRNAME/projects/$1.bundle" "$REPO"
-	git clone -q "$BATS_TEST_DIRNAME/projects/$1.bundle" "$HAND"
+	git clone -q "$FORGE_PROJECTS/$1.bundle" "$REPO"
+	git clone -q "$FORGE_PROJECTS/$1.bundle" "$HAND"
 	cd "$REPO" || return
 }
 
