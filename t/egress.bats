@@ -12,11 +12,9 @@
 #   LAN  — a "LAN" host 10.9.0.10:80;           S has 10.9.0.1 towards it;
 #   a sandbox netns per test with only `lo` (or slirp4netns in open mode).
 load test_helper
+load net_helper
 
 F=$BATS_TEST_DIRNAME/egress-fixtures
-
-# in_s CMD...: runs CMD in the scenario's network and mount namespaces.
-in_s() { nsenter --target "$S" --net --mount -- "$@"; }
 
 setup_file() {
 	if [ "$(id -u)" != 0 ]; then
@@ -38,41 +36,11 @@ setup_file() {
 	198.51.100.1 self.public.test
 	EOF
 	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
-	# The scenario namespace, then the hosts, each held by a sleep.
-	unshare --net --mount --propagation private -- sleep 3600 >/dev/null 2>&1 3>&- &
-	S=$!
-	export S
-	echo "$S" >"$NET/pids"
-	ns_ready "$S"
-	in_s mount --bind "$NET/hosts" /etc/hosts
-	in_s mount --bind "$NET/resolv.conf" /etc/resolv.conf
-	in_s ip link set lo up
-	for h in PUB LAN; do
-		nsenter --target "$S" --net --mount -- unshare --net -- sleep 3600 >/dev/null 2>&1 3>&- &
-		eval "$h=\$!"
-		echo "$!" >>"$NET/pids"
-	done
-	export PUB LAN
-	ns_ready "$PUB" "$LAN"
-	in_s ip link add vpub type veth peer name eth0 netns "$PUB"
-	in_s ip addr add 198.51.100.1/24 dev vpub
-	in_s ip link set vpub up
-	nsenter --target "$PUB" --net -- sh -c 'ip link set lo up && ip addr add 198.51.100.10/24 dev eth0 &&
-		ip addr add 203.0.113.10/32 dev eth0 && ip link set eth0 up && ip route add default via 198.51.100.1'
+	net_build
+	nsenter --target "$PUB" --net -- ip addr add 203.0.113.10/32 dev eth0
 	in_s ip route add 203.0.113.0/24 via 198.51.100.10
-	in_s ip link add vlan type veth peer name eth0 netns "$LAN"
-	in_s ip addr add 10.9.0.1/24 dev vlan
-	in_s ip link set vlan up
-	nsenter --target "$LAN" --net -- sh -c 'ip link set lo up && ip addr add 10.9.0.10/24 dev eth0 &&
-		ip link set eth0 up && ip route add default via 10.9.0.1'
 	# A test CA and a certificate for api.public.test (the secrets tests).
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=forge-test-ca \
-		-keyout "$NET/ca.key" -out "$NET/ca.pem" 2>/dev/null
-	openssl req -newkey rsa:2048 -nodes -subj /CN=api.public.test \
-		-keyout "$NET/srv.key" -out "$NET/srv.csr" 2>/dev/null
-	printf 'subjectAltName=DNS:api.public.test,DNS:www.public.test,DNS:evil.test\n' >"$NET/ext"
-	openssl x509 -req -in "$NET/srv.csr" -CA "$NET/ca.pem" -CAkey "$NET/ca.key" -CAcreateserial \
-		-days 2 -extfile "$NET/ext" -out "$NET/srv.pem" 2>/dev/null
+	net_test_cert DNS:api.public.test,DNS:www.public.test,DNS:evil.test
 	# The servers; each logs every request it gets.
 	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"

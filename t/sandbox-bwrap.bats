@@ -38,23 +38,6 @@ user_config() {
 # in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
 in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 
-# alive PID: true when PID is a live process (not a zombie).
-alive() {
-	local stat
-	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
-	stat=${stat##*) }
-	[ "${stat%% *}" != Z ]
-}
-
-# running_with MARKER: true when a live process has MARKER in its command line.
-running_with() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
-	done
-	return 1
-}
-
 init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 
 @test "up starts a namespace sandbox that outlives it; exec returns statuses verbatim: 0, 42, 126, 127, 143" {

@@ -138,3 +138,21 @@ select_msb_backend() {
 	mkdir -p "$XDG_CONFIG_HOME/forge"
 	printf '{"sandbox": {"backend": "msb"}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
 }
+
+# alive PID: true when PID is a live process (not a zombie).
+alive() {
+	local stat
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# running_with MARKER: true when a live process on this host has MARKER in
+# its command line (the sandbox's processes are host processes too).
+running_with() {
+	local f
+	for f in /proc/[0-9]*/cmdline; do
+		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
+	done
+	return 1
+}

@@ -38,24 +38,6 @@ user_config() {
 # last_record: the last verify record of the timeline.
 last_record() { grep -F '"event":"verify"' "$REPO/.forge/timeline.jsonl" | tail -n 1; }
 
-# alive PID: true when PID is a live process (not a zombie).
-alive() {
-	local stat
-	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
-	stat=${stat##*) }
-	[ "${stat%% *}" != Z ]
-}
-
-# running_with MARKER: true when a live process on this host has MARKER in
-# its command line (the sandbox's processes are host processes too).
-running_with() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
-	done
-	return 1
-}
-
 @test "--sandbox: the step runs in the worktree's namespace sandbox as uid 1000, in the same directory, with FORGE_VERIFY*" {
 	mkdir -p "$REPO/sub"
 	git -C "$REPO" commit -q --allow-empty -m second
