@@ -912,7 +912,7 @@ forge_sandbox_prune() {
 	for forge_pr_file in "$forge_sandbox_registry_dir"/forge-*; do
 		[ -f "$forge_pr_file" ] || continue
 		forge_pr_name=${forge_pr_file##*/}
-		case $forge_pr_name in *.lock) continue ;; esac
+		case $forge_pr_name in *.lock | *.break) continue ;; esac
 		case $forge_pr_names in *"
 $forge_pr_name
 "* | "$forge_pr_name
@@ -985,7 +985,10 @@ forge_sandbox_bring_up() {
 # forge_sandbox_lock NAME: takes the lock on bringing up sandbox NAME, the
 # folder ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.up made
 # with mkdir (atomic) and owned by this process (its "owner" file: PID and
-# start time). A lock whose owner is gone (a killed run) is taken over.
+# start time). Not a flock: msb's or the sandbox's processes would inherit
+# the descriptor and hold it. A lock whose owner is gone (a killed run), or
+# still without an owner 10 seconds after it was made (a run killed while
+# taking it), is broken (forge_sandbox_lock_break) and taken anew.
 # Waits up to FORGE_SANDBOX_WAIT (30) seconds, then exits 75.
 forge_sandbox_lock() {
 	forge_sandbox_registry "$1"
@@ -997,13 +1000,14 @@ forge_sandbox_lock() {
 		forge_die 73 "cannot create $forge_sandbox_registry_dir"
 	forge_sl_tries=0
 	until mkdir -m 700 -- "$forge_sl_dir" 2>/dev/null; do
-		if [ -L "$forge_sl_dir" ] || [ ! -d "$forge_sl_dir" ]; then
+		if [ -L "$forge_sl_dir" ] || { [ -e "$forge_sl_dir" ] && [ ! -d "$forge_sl_dir" ]; }; then
 			forge_die 73 "$forge_sl_dir is not a folder; refusing to use it as a lock"
 		fi
-		# A lock without an owner yet is being taken right now.
-		if [ -f "$forge_sl_dir/owner" ] && ! forge_owner_alive "$forge_sl_dir/owner"; then
-			mv -- "$forge_sl_dir" "$forge_sl_dir.stale.$$" 2>/dev/null &&
-				rm -rf -- "$forge_sl_dir.stale.$$"
+		# Released between the mkdir and the look: try again at once.
+		[ -e "$forge_sl_dir" ] || continue
+		if forge_sandbox_lock_stale "$forge_sl_dir"; then
+			forge_sandbox_lock_break "$forge_sl_dir" ||
+				forge_die 75 "cannot break the stale lock $forge_sl_dir"
 			continue
 		fi
 		[ "$forge_sl_tries" -lt "$((forge_sl_wait * 10))" ] ||
@@ -1016,6 +1020,35 @@ forge_sandbox_lock() {
 	{ forge_owner >"$forge_sl_dir/owner.$$" && mv -f -- "$forge_sl_dir/owner.$$" "$forge_sl_dir/owner"; } ||
 		forge_die 73 "cannot write $forge_sl_dir/owner"
 }
+
+# forge_sandbox_lock_stale DIR: true when the lock folder DIR is abandoned:
+# its owner file names a process that is gone, or it has none 10 seconds
+# after it was made (its maker writes one at once).
+forge_sandbox_lock_stale() {
+	if [ -f "$1/owner" ]; then
+		! forge_owner_alive "$1/owner"
+		return
+	fi
+	forge_sls_made=$(stat -c %Y -- "$1" 2>/dev/null) || return 1
+	[ "$(date +%s)" -gt "$((forge_sls_made + 10))" ]
+}
+
+# forge_sandbox_lock_break DIR: removes the abandoned lock folder DIR. Two
+# waiters may find it abandoned at once, and the first may take the lock
+# anew before the second acts: so the break is made under a flock on
+# DIR.break (held only by this subshell, which starts nothing) and the lock
+# is checked again under it. The folder is renamed first, so no one sees
+# a half-removed lock.
+forge_sandbox_lock_break() (
+	forge_require_tool flock
+	[ ! -L "$1.break" ] || forge_die 73 "$1.break is a symlink; refusing to use it"
+	exec 7>>"$1.break" || exit 1
+	flock -w 10 7 || exit 1
+	if [ -d "$1" ] && forge_sandbox_lock_stale "$1"; then
+		mv -- "$1" "$1.stale.$$" || exit 1
+		rm -rf -- "$1.stale.$$"
+	fi
+)
 
 # forge_sandbox_unlock NAME: releases the lock forge_sandbox_lock took, if
 # this process holds it.

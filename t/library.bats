@@ -110,3 +110,66 @@ teardown() { forge_test_teardown; }
 	assert_output --partial 'a copy exists already'
 	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.*')" ]
 }
+
+# lock_sh SCRIPT: runs SCRIPT in sh with the library sourced, the bring-up
+# lock's folder as $dir (sandbox forge-x).
+lock_sh() {
+	run sh -c 'set -eu; forge_prog=t; . "$FORGE_LIBDIR/forge.sh"
+		dir=$HOME/.local/state/forge/sandboxes/forge-x.up
+		mkdir -p "${dir%/*}"
+		'"$1"
+}
+
+@test "bring-up lock: a lock released between the failed mkdir and the look is waited for, not refused as 'not a folder'" {
+	# mkdir fails once as if another process held the lock, which is gone
+	# when forge looks (the race concurrent forge-verify --sandbox runs hit).
+	lock_sh 'mkdir() { if [ "$*" = "-m 700 -- $dir" ] && [ ! -e "$HOME/once" ]; then : >"$HOME/once"; return 1; fi; command mkdir "$@"; }
+		forge_sandbox_lock forge-x
+		[ -e "$HOME/once" ]
+		[ "$(cat "$dir/owner")" = "$(forge_owner)" ]
+		forge_sandbox_unlock forge-x
+		[ ! -e "$dir" ]
+		echo ok'
+	assert_success
+	assert_output ok
+}
+
+@test "bring-up lock: a lock whose owner is gone is broken and taken" {
+	lock_sh 'mkdir "$dir"; sh -c "echo \$\$ 1" >"$dir/owner"
+		forge_sandbox_lock forge-x
+		[ "$(cat "$dir/owner")" = "$(forge_owner)" ]
+		ls "${dir%/*}" | grep -c stale || :'
+	assert_success
+	assert_output 0
+}
+
+@test "bring-up lock: a lock without an owner is waited for (75 after FORGE_SANDBOX_WAIT), and broken once 10 s old" {
+	lock_sh 'mkdir "$dir"; FORGE_SANDBOX_WAIT=1 forge_sandbox_lock forge-x'
+	assert_failure 75
+	assert_output --partial "forge-x is being brought up by another process"
+	lock_sh 'rmdir "$dir"; mkdir "$dir"; touch -d "-1 minute" "$dir"; forge_sandbox_lock forge-x; cat "$dir/owner"'
+	assert_success
+	assert_output --regexp '^[0-9]+ [0-9]+$'
+}
+
+@test "bring-up lock: breaking checks again under its own lock, so a lock retaken by a live process is kept" {
+	# Two waiters found the same dead owner; the first broke and took the
+	# lock: the second's break must leave the new, live one alone.
+	lock_sh 'mkdir "$dir"; forge_owner >"$dir/owner"
+		forge_sandbox_lock_break "$dir"
+		[ "$(cat "$dir/owner")" = "$(forge_owner)" ]
+		echo kept'
+	assert_success
+	assert_output kept
+}
+
+@test "bring-up lock: a lock path that is a file or a symlink is refused with 73, never removed" {
+	lock_sh ': >"$dir"; forge_sandbox_lock forge-x'
+	assert_failure 73
+	assert_output --partial "is not a folder; refusing to use it as a lock"
+	lock_sh 'rm "$dir"; mkdir "$HOME/elsewhere"; ln -s "$HOME/elsewhere" "$dir"; forge_sandbox_lock forge-x'
+	assert_failure 73
+	assert_output --partial "is not a folder; refusing to use it as a lock"
+	[ -d "$HOME/elsewhere" ]
+	[ -L "$HOME/.local/state/forge/sandboxes/forge-x.up" ]
+}

@@ -73,7 +73,7 @@ last_record() { grep -F '"event":"verify"' "$REPO/.forge/timeline.jsonl" | tail 
 	done
 	wait
 	for i in 1 2 3; do
-		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i"
+		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i" || { cat "$SCRATCH/out.$i"; false; }
 	done
 	# One namespace sandbox: one bwrap with its hostname.
 	n=0
