@@ -17,16 +17,17 @@ teardown() { forge_test_teardown; }
 		before_funcs=$(compgen -A function | sort)
 		before_opts=$(set +o; shopt -p)
 		before_pwd=$PWD
+		before_traps=$(trap -p)
 		out=$(. "$FORGE_LIBDIR/forge.sh"; echo done)
 		[ "$out" = done ]
 		. "$FORGE_LIBDIR/forge.sh"
-		new_vars=$(comm -13 <(echo "$before_vars") <(compgen -v | sort) | grep -vx -e before_funcs -e before_opts -e before_pwd -e out -e before_vars -e _ -e BASH_LINENO -e BASH_SOURCE -e FUNCNAME || true)
+		new_vars=$(comm -13 <(echo "$before_vars") <(compgen -v | sort) | grep -vx -e before_funcs -e before_opts -e before_pwd -e out -e before_vars -e before_traps -e _ -e BASH_LINENO -e BASH_SOURCE -e FUNCNAME || true)
 		[ -z "$new_vars" ] || { echo "new variables: $new_vars"; exit 1; }
 		new_funcs=$(comm -13 <(echo "$before_funcs") <(compgen -A function | sort))
 		[ -n "$new_funcs" ]
 		if printf "%s\n" "$new_funcs" | grep -v "^forge_"; then echo "non-forge function"; exit 1; fi
 		[ "$(set +o; shopt -p)" = "$before_opts" ]
-		[ -z "$(trap -p)" ]
+		[ "$(trap -p)" = "$before_traps" ]
 		[ "$PWD" = "$before_pwd" ]
 		echo ok'
 	assert_success
