@@ -57,6 +57,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -82,6 +83,7 @@ enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70, EXIT_CANTCREAT = 73, EXIT_CANNOT_EXE
 #define PAYLOAD_MAX (4u << 20)
 #define CONNS_MAX 256
 #define REQUEST_TIMEOUT_SECS 10
+#define SIGNALS_MAX NSIG  /* one past the highest signal number */
 
 struct header {
 	uint32_t magic, flags, argc, envc, length;
@@ -426,6 +428,21 @@ static int split_payload(char *payload, uint32_t length, char **strs, uint32_t c
 	return i == count && at == length ? 0 : -1;
 }
 
+/*
+ * Every signal's disposition to SIG_DFL. The C library refuses the numbers
+ * it keeps for itself (32 to 34), which can still arrive ignored from an
+ * ancestor: those through the system call, with the kernel's struct
+ * sigaction all zero (SIG_DFL, no flags, an empty mask, on every layout).
+ */
+static void default_signals(void)
+{
+	static const unsigned char zero[64];
+
+	for (int sig = 1; sig < SIGNALS_MAX; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && signal(sig, SIG_DFL) == SIG_ERR)
+			(void)syscall(SYS_rt_sigaction, sig, zero, NULL, (size_t)(SIGNALS_MAX - 1) / 8);
+}
+
 /* In the forked child: becomes the command. Never returns. */
 static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t envc)
 {
@@ -433,9 +450,12 @@ static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t e
 	const char *cwd = strs[0];
 	char **argv = strs + 1;
 
+	/* Every disposition back to its default, as a fresh process has it:
+	 * the sandbox started from a background job, which ignores SIGINT and
+	 * SIGQUIT, and an interrupt forwarded by forge-shell must work. (Not
+	 * every number is a signal: those calls fail, harmlessly.) */
 	sigemptyset(&none);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
+	default_signals();
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setsid() < 0)
 		_exit(EXIT_CANNOT_EXEC);

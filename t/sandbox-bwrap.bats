@@ -208,6 +208,25 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	assert_output --partial 'cannot change to'
 }
 
+@test "signals: a command inside starts with no signal ignored or blocked, so an interrupt forge-shell forwards stops it" {
+	forge-sandbox up >/dev/null
+	export FORGE_SANDBOX_CONTAINER=$NAME
+	# The sandbox is started from a background job (SIGINT and SIGQUIT
+	# ignored there); its commands must not inherit that.
+	run forge-shell -c 'grep -E "^Sig(Ign|Blk):" /proc/self/status'
+	assert_success
+	assert_line --index 0 $'SigBlk:\t0000000000000000'
+	assert_line --index 1 $'SigIgn:\t0000000000000000'
+	forge-shell -c 'n=4714; sleep $n.5' &
+	client=$!
+	for _ in $(seq 50); do running_with 'sleep 4714.5' && break; sleep 0.1; done
+	running_with 'sleep 4714.5'
+	kill -INT "$client"
+	status=0
+	wait "$client" || status=$?
+	[ "$status" = 130 ]
+}
+
 @test "signals: TERM to forge-shell reaches the command; a killed client takes its command's group along" {
 	forge-sandbox up >/dev/null
 	export FORGE_SANDBOX_CONTAINER=$NAME
