@@ -52,7 +52,7 @@ static const char progname[] = "forge-timeout";
 /* Write end of the self-pipe: the only thing a signal handler touches. */
 static int signal_pipe_wr = -1;
 
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static const int forwarded_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
 
 /* How the child reports a failure before exec: which stage, and errno. */
 struct child_failure {

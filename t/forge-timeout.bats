@@ -161,8 +161,8 @@ wait_until_gone() {
 	[ "$pgid" -ne "$caller_pgid" ]
 }
 
-@test "TERM, INT and HUP are forwarded to the command, whose status is the result" {
-	for sig in INT TERM HUP; do
+@test "TERM, INT, QUIT and HUP are forwarded to the command, whose status is the result" {
+	for sig in INT QUIT TERM HUP; do
 		rm -f "$SCRATCH/ready" "$SCRATCH/marker"
 		forge-timeout 30 sh -c '
 			trap "echo got-$1 >\"\$2/marker\"; exit $3" "$1"
@@ -182,7 +182,7 @@ wait_until_gone() {
 }
 
 @test "a forwarded signal that kills the command exits 128+n" {
-	for sig in INT:130 TERM:143 HUP:129; do
+	for sig in INT:130 QUIT:131 TERM:143 HUP:129; do
 		rm -f "$SCRATCH/ready"
 		forge-timeout 30 sh -c 'echo $$ >"$1"; exec sleep 30' sh "$SCRATCH/ready" &
 		pid=$!
@@ -193,6 +193,16 @@ wait_until_gone() {
 		[ "$status" -eq "${sig#*:}" ]
 		wait_until_gone "$(cat "$SCRATCH/ready")"
 	done
+}
+
+@test "the command starts with INT, QUIT, TERM and HUP at their defaults, even when the caller ignored them" {
+	# As a background job of a non-interactive shell is (INT and QUIT), and
+	# with TERM and HUP ignored on purpose.
+	run sh -c 'trap "" INT QUIT TERM HUP; forge-timeout 5 grep "^SigIgn:" /proc/self/status & wait $!'
+	assert_success
+	ignored=$((0x${output#SigIgn:?}))
+	# Bits 0-2 and 14: HUP (1), INT (2), QUIT (3), TERM (15).
+	[ $((ignored & 0x4007)) -eq 0 ]
 }
 
 @test "a signal right after start is not lost" {

@@ -116,6 +116,18 @@ JSON
 	run ! kill -0 "$left"
 }
 
+@test "a step starts with SIGINT and SIGQUIT at their defaults, although forge runs it as a background job" {
+	# From a caller with both at their defaults (a test runner may ignore QUIT).
+	run python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' forge-verify -v -- grep '^SigIgn:' /proc/self/status
+	assert_success
+	line=$(printf '%s\n' "$output" | grep '^SigIgn:')
+	ignored=$((0x${line#SigIgn:?}))
+	# Bits 1 and 2: INT (2) and QUIT (3).
+	[ $((ignored & 0x6)) -eq 0 ]
+}
+
 @test "-v prints each step's line before its output, then the result" {
 	echo '{"verify": {"steps": [{"name": "one", "run": "echo out-one"}, {"name": "two", "run": "echo out-two"}]}}' >forge.json
 	run --separate-stderr forge-verify -v
