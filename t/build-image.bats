@@ -123,7 +123,9 @@ msb_has() {
 	run build_image --tag forge-test:1 --context "$SCRATCH/ctx"
 	assert_success
 	after=$(msb_digest forge-test:1)
-	[ -n "$before" ] && [ -n "$after" ] && [ "$before" != "$after" ]
+	[ -n "$before" ]
+	[ -n "$after" ]
+	[ "$before" != "$after" ]
 	run docker run --rm --network none forge-test:1 cat /built
 	assert_output rebuilt
 	no_leftovers
@@ -174,7 +176,7 @@ msb_has() {
 	[[ $stderr == *'out 30'* ]]
 	[[ $stderr != *'out 5'$'\n'* ]]
 	[ "$(grep -c '' <<<"${stderr#*the last 20 lines of its output:$'\n'}")" -eq 20 ]
-	! msb_has forge-test:fail
+	run ! msb_has forge-test:fail
 	no_leftovers
 }
 
@@ -465,7 +467,7 @@ EOF
 	assert_failure 69
 	[[ $stderr == *'the Docker daemon is not answering (Cannot connect to the Docker daemon'* ]]
 	[ ! -e "$STUB_STATE/msb.argv" ]
-	! grep -q '^build' "$STUB_STATE/docker.argv"
+	run ! grep -q '^build' "$STUB_STATE/docker.argv"
 	no_leftovers
 }
 

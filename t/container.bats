@@ -86,7 +86,8 @@ env_value() {
 	# The context lets in exactly the two scripts and the agents' note.
 	run grep -v '^#' "$C/.dockerignore"
 	assert_output $'*\n!forge-dockerd-start\n!forge-cache-prune\n!AGENTS.md'
-	[ -x "$C/forge-dockerd-start" ] && [ -x "$C/forge-cache-prune" ]
+	[ -x "$C/forge-dockerd-start" ]
+	[ -x "$C/forge-cache-prune" ]
 }
 
 @test "Dockerfile: the toolchain of SPEC 7 from its upstream sources" {
@@ -261,7 +262,9 @@ EOF
 	for i in 1 2 3; do
 		"$C/forge-dockerd-start" >"$SCRATCH/out.$i" 2>&1 3>&- &
 	done
-	wait %1 && wait %2 && wait %3
+	wait %1
+	wait %2
+	wait %3
 	[ "$(wc -l <"$STUB_STATE/starts")" -eq 1 ]
 	run cat "$SCRATCH"/out.*
 	[ "${#lines[@]}" -eq 1 ]
@@ -364,7 +367,8 @@ $C/forge-dockerd-start
 		"$C/forge-dockerd-start" "$@" >"$SCRATCH/out.$i" 2>&1 3>&- &
 	done
 	wait %1 || { cat "$SCRATCH"/out.* "$d/log" >&2; false; }
-	wait %2 && wait %3
+	wait %2
+	wait %3
 	run "$FORGE_DOCKER" info --format '{{.DockerRootDir}}'
 	assert_success
 	assert_output "$d/data"
@@ -511,8 +515,10 @@ fstrim -- $XDG_CACHE_HOME"
 	assert_success
 	[[ $stderr == *'warning: cargo is a symbolic link: not descending into it'* ]]
 	[[ $stderr == *'warning: go is a symbolic link: not descending into it'* ]]
-	[ -f "$SCRATCH"/elsewhere/cargo/registry/x ] && [ -f "$SCRATCH"/elsewhere/go/pkg/mod/x ]
-	[ -L "$XDG_CACHE_HOME"/cargo ] && [ -L "$XDG_CACHE_HOME"/go ]
+	[ -f "$SCRATCH"/elsewhere/cargo/registry/x ]
+	[ -f "$SCRATCH"/elsewhere/go/pkg/mod/x ]
+	[ -L "$XDG_CACHE_HOME"/cargo ]
+	[ -L "$XDG_CACHE_HOME"/go ]
 	assert_output $'0\ttotal'
 }
 

@@ -133,7 +133,8 @@ strace_or_skip() {
 	assert_failure 127
 	[ "$stderr" = "forge-shell: error: cannot run msb ($SCRATCH/nonexistent/msb: No such file or directory); refusing to run on the host" ]
 	[ -z "$output" ]
-	[ ! -e "$HOST_MARKER" ] && [ ! -e "$HOST_MARKER.cmd" ]
+	[ ! -e "$HOST_MARKER" ]
+	[ ! -e "$HOST_MARKER.cmd" ]
 }
 
 @test "msb not on PATH (FORGE_MSB unset): exit 127 with the message, the host shell never runs" {
@@ -143,7 +144,8 @@ strace_or_skip() {
 	run -127 --separate-stderr env PATH="$SCRATCH/empty" "$abs_top_builddir/helpers/forge-shell" -c ': >"$HOST_MARKER.cmd"'
 	assert_failure 127
 	[ "$stderr" = 'forge-shell: error: cannot run msb (msb not found on PATH); refusing to run on the host' ]
-	[ ! -e "$HOST_MARKER" ] && [ ! -e "$HOST_MARKER.cmd" ]
+	[ ! -e "$HOST_MARKER" ]
+	[ ! -e "$HOST_MARKER.cmd" ]
 }
 
 @test "msb found but not executable (a file without x, a directory): 127, fails closed" {
@@ -371,7 +373,7 @@ strace_or_skip() {
 	[ "$(grep -c 'execve(' "$SCRATCH/trace")" -eq 2 ]
 	grep -q "execve(\"$self\"" "$SCRATCH/trace"
 	grep -q 'execve("/bin/true", \["/bin/true", "exec", "--quiet", "forge-x", "--no-tty", "-w"' "$SCRATCH/trace"
-	! grep -E -q '(clone|clone3|fork|vfork)\(' "$SCRATCH/trace"
+	run ! grep -E -q '(clone|clone3|fork|vfork)\(' "$SCRATCH/trace"
 	[ "$(cut -d' ' -f1 "$SCRATCH/trace" | sort -u | wc -l)" -eq 1 ]
 
 	unset FORGE_SANDBOX_CONTAINER

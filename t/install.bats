@@ -27,9 +27,13 @@ clean_srcdir() {
 	"$src/configure" --quiet --prefix="$prefix" >/dev/null
 	make -s >/dev/null 2>&1
 	make -s install >/dev/null
-	[ -x "$prefix/bin/forge-verify" ] && [ -x "$prefix/bin/forge-state" ] && [ -x "$prefix/bin/forge-timeout" ]
-	[ -f "$prefix/share/forge/lib-sh/forge.sh" ] && [ -f "$prefix/share/forge/lib-sh/forge-verify.sh" ]
-	[ -f "$prefix/share/man/man1/forge-verify.1" ] && [ -f "$prefix/share/man/man7/forge.7" ]
+	[ -x "$prefix/bin/forge-verify" ]
+	[ -x "$prefix/bin/forge-state" ]
+	[ -x "$prefix/bin/forge-timeout" ]
+	[ -f "$prefix/share/forge/lib-sh/forge.sh" ]
+	[ -f "$prefix/share/forge/lib-sh/forge-verify.sh" ]
+	[ -f "$prefix/share/man/man1/forge-verify.1" ]
+	[ -f "$prefix/share/man/man7/forge.7" ]
 	# The build tree is gone: only the installed files can be found.
 	rm -rf "$build"
 	make_repo "$SCRATCH/repo" && cd "$SCRATCH/repo"

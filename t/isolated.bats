@@ -198,7 +198,8 @@ commit_files() {
 	run forge-verify --isolated -- sh -c 'echo "$FORGE_VERIFY_ISOLATED|$FORGE_VERIFY_SOURCE|$PWD"'
 	assert_success
 	IFS='|' read -r iso src wd <"$REPO"/.forge/runs/*/1-command.log
-	[ "$iso" = 1 ] && [ "$src" = "$REPO" ]
+	[ "$iso" = 1 ]
+	[ "$src" = "$REPO" ]
 	case $wd in "$TMPDIR"/forge-verify.??????/repo-??????) ;; *) false ;; esac
 }
 
@@ -227,7 +228,8 @@ commit_files() {
 	run forge-verify --isolated -- sh -c 'rm -f file; touch ran'
 	assert_failure 69
 	assert_output --partial "forge-verify: error: --isolated needs a git repository; refusing to run against $SCRATCH/plain"
-	[ -f file ] && [ ! -e ran ]
+	[ -f file ]
+	[ ! -e ran ]
 }
 
 @test "no commit yet: exit 69, no step runs" {

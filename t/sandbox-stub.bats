@@ -40,7 +40,8 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	assert_output "$(printf '%s\n' doctor 'ls --format json' 'images --format json' "${plan[*]:1}" "$(prep)" "inspect $NAME --format json")"
 	# The create call is the plan, argument for argument.
 	stub_call 4
-	[ "${argv[*]}" = "${plan[*]:1}" ] && [ "${#argv[@]}" -eq $((${#plan[@]} - 1)) ]
+	[ "${argv[*]}" = "${plan[*]:1}" ]
+	[ "${#argv[@]}" -eq $((${#plan[@]} - 1)) ]
 	# Recorded: the worktree for prune, the egress rules in .forge/sandbox/.
 	[ "$(forge-state get "$XDG_STATE_HOME/forge/sandboxes/$NAME" worktree)" = "$REPO" ]
 	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" egress x)" = '' ]
@@ -54,9 +55,11 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	rm -r .git/hooks
 	run --separate-stderr forge-sandbox up
 	assert_success
-	[ -d .git/hooks ] && [ ! -L .git/hooks ]
+	[ -d .git/hooks ]
+	[ ! -L .git/hooks ]
 	[ -z "$(ls -A .git/hooks)" ]
-	[ -d .forge ] && [ ! -L .forge ]
+	[ -d .forge ]
+	[ ! -L .forge ]
 	stub_call 4
 	[ "${argv[0]}" = create ]
 	[[ " ${argv[*]} " == *" -v $REPO/.git/hooks:$REPO/.git/hooks:ro "* ]]
@@ -467,7 +470,7 @@ EOF
 @test "doctor, up, exec, ls, rm, prune: msb not found is 69 with the install hint" {
 	unset FORGE_MSB
 	export PATH="$abs_top_builddir/bin:$abs_top_builddir/helpers:/usr/bin:/bin"
-	! command -v msb
+	run ! command -v msb
 	for cmd in doctor up ls rm prune 'exec -- true'; do
 		# shellcheck disable=SC2086
 		run forge-sandbox $cmd
@@ -491,7 +494,8 @@ EOF
 	[ ! -e pwned ]
 	stub_call 1
 	expected=(exec --quiet "$NAME" --no-tty -w "$REPO/sub dir" -- printf '[%s]' 'a b' '$(touch pwned)' '*' '' "c'd" --help)
-	[ "${argv[*]}" = "${expected[*]}" ] && [ "${#argv[@]}" -eq "${#expected[@]}" ]
+	[ "${argv[*]}" = "${expected[*]}" ]
+	[ "${#argv[@]}" -eq "${#expected[@]}" ]
 	for code in 0 1 3 42 255; do
 		run forge-sandbox exec -- sh -c "exit $code"
 		[ "$status" -eq "$code" ]

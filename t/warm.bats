@@ -25,7 +25,8 @@ teardown() { forge_test_teardown; }
 	assert_success
 	git reset -q -- a.txt && git checkout -q -- a.txt
 	check_copy --warm
-	[ -d "$(pool)/1" ] && [ ! -d "$(pool)/2" ]
+	[ -d "$(pool)/1" ]
+	[ ! -d "$(pool)/2" ]
 }
 
 @test "a new commit between runs: the slot moves to the new HEAD" {
@@ -53,7 +54,8 @@ teardown() { forge_test_teardown; }
 	wait "$first"
 	grep -rq "$(pool)/2/" .forge/runs/
 	grep -rq "$(pool)/1/" .forge/runs/ || true
-	[ -d "$(pool)/1" ] && [ -d "$(pool)/2" ]
+	[ -d "$(pool)/1" ]
+	[ -d "$(pool)/2" ]
 }
 
 @test "a background process left by a step does not hold the slot" {
