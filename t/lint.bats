@@ -92,3 +92,25 @@ need() {
 		done
 	done
 }
+
+@test "tests: no assertion that cannot fail (a non-final 'a && b' of tests, or '! cmd')" {
+	# Under set -e a failing 'a' in 'a && b', or a '! cmd' that succeeds,
+	# ends nothing unless the line is the test's last.
+	run awk '
+		/^@test / { intest = 1; prev = ""; next }
+		intest && /^}/ { intest = 0; prev = ""; next }
+		!intest { next }
+		/^[ \t]*(#|$)/ { next }
+		{
+			if (prev != "") print prev
+			prev = ""
+			# Not a continuation (of a chain or of a quoted script).
+			if (last !~ /(&&|\||\\)$/) {
+				if ($0 ~ /^\t+\[\[? .* \]\]? && \[\[? .* \]\]?$/ && $0 !~ /\|\|/) prev = FILENAME ":" FNR ": " $0
+				else if ($0 ~ /^\t+! /) prev = FILENAME ":" FNR ": " $0
+			}
+			last = $0
+		}' t/*.bats
+	assert_success
+	assert_output ''
+}
