@@ -998,13 +998,21 @@ forge_sandbox_lock() {
 		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sl_wait'"
 	mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_sandbox_registry_dir"
-	forge_sl_tries=0
+	forge_sl_tries=0 forge_sl_gone=0
 	until mkdir -m 700 -- "$forge_sl_dir" 2>/dev/null; do
 		if [ -L "$forge_sl_dir" ] || { [ -e "$forge_sl_dir" ] && [ ! -d "$forge_sl_dir" ]; }; then
 			forge_die 73 "$forge_sl_dir is not a folder; refusing to use it as a lock"
 		fi
-		# Released between the mkdir and the look: try again at once.
-		[ -e "$forge_sl_dir" ] || continue
+		if [ ! -e "$forge_sl_dir" ]; then
+			# Released between the mkdir and the look: try again at once. A
+			# mkdir that keeps failing with nothing there is an error of its
+			# own (a folder removed, no permission), said with mkdir's words.
+			forge_sl_gone=$((forge_sl_gone + 1))
+			[ "$forge_sl_gone" -lt 3 ] && continue
+			mkdir -m 700 -- "$forge_sl_dir" && break
+			[ -e "$forge_sl_dir" ] || forge_die 73 "cannot create the lock $forge_sl_dir"
+			continue
+		fi
 		if forge_sandbox_lock_stale "$forge_sl_dir"; then
 			forge_sandbox_lock_break "$forge_sl_dir" ||
 				forge_die 75 "cannot break the stale lock $forge_sl_dir"

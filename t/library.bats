@@ -135,6 +135,18 @@ lock_sh() {
 	assert_output ok
 }
 
+@test "bring-up lock: a mkdir that keeps failing with nothing there is 73 at once, never a spin" {
+	# The registry folder removed under it, or no permission: mkdir fails
+	# although no lock is there. (timeout: a spin would be exit 124.)
+	run timeout 10 sh -c 'set -eu; forge_prog=t; . "$FORGE_LIBDIR/forge.sh"
+		dir=$HOME/.local/state/forge/sandboxes/forge-x.up
+		mkdir -p "${dir%/*}"
+		mkdir() { if [ "$*" = "-m 700 -- $dir" ]; then return 1; fi; command mkdir "$@"; }
+		forge_sandbox_lock forge-x'
+	assert_failure 73
+	assert_output --partial "cannot create the lock $HOME/.local/state/forge/sandboxes/forge-x.up"
+}
+
 @test "bring-up lock: a lock whose owner is gone is broken and taken" {
 	lock_sh 'mkdir "$dir"; sh -c "echo \$\$ 1" >"$dir/owner"
 		forge_sandbox_lock forge-x
