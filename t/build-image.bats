@@ -29,6 +29,7 @@ teardown() {
 		docker ps -aq --filter ancestor=forge-test-base:latest --filter status=exited \
 			--filter status=created | xargs -r docker rm -f >/dev/null 2>&1 || :
 	fi
+	docker_unlock
 	forge_test_teardown
 }
 

@@ -21,6 +21,7 @@ teardown() {
 	for pid in $(cat "$STUB_STATE"/pids "$SCRATCH"/dockerd.pid 2>/dev/null); do
 		for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	done
+	docker_unlock
 	forge_test_teardown
 }
 
@@ -348,6 +349,7 @@ $C/forge-dockerd-start
 	[ "$(id -u)" -eq 0 ] || unavailable "starting dockerd needs root"
 	command -v unshare >/dev/null || unavailable "no unshare (util-linux)"
 	local d=$SCRATCH/d i
+	docker_lock
 	mkdir -p "$d"
 	# A client for the private socket; the daemon: its own socket, data,
 	# runtime folder and pid file, no iptables, and its own network

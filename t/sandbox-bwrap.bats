@@ -26,6 +26,7 @@ teardown() {
 	[ -z "${LINKED:-}" ] || forge-sandbox rm "$LINKED" >/dev/null 2>&1 || :
 	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
 	[ -z "${IMAGE_TAG:-}" ] || docker rmi "$IMAGE_TAG" >/dev/null 2>&1 || :
+	docker_unlock
 	forge_test_teardown
 }
 
@@ -435,7 +436,7 @@ as_nobody() {
 		docker import --change 'ENV FORGE_IMAGE_ENV=from-image' --change 'ENV PATH=/bin' - "$IMAGE_TAG" >/dev/null
 	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
 	run --separate-stderr forge-sandbox up
-	assert_success
+	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
 	[[ $stderr == *"exporting $IMAGE_TAG"* ]]
 	id=$(docker image inspect --format '{{.Id}}' "$IMAGE_TAG")
 	[ -x "$HOME/.cache/forge/rootfs/${id#sha256:}/bin/busybox" ]

@@ -11,9 +11,39 @@ unavailable() {
 	skip "$1"
 }
 
+# docker_lock: one test at a time, across test files, uses a real Docker
+# daemon (make check runs two files at once, and a Docker test beside
+# another has failed: a build lost its base image's /bin/sh, an export
+# gave 69). A folder made with mkdir (no descriptor a daemon could
+# inherit), holding the test process's PID; a holder that is gone is
+# replaced. docker_unlock (every teardown of these files) releases it.
+FORGE_TEST_DOCKER_LOCK=/tmp/forge-test-docker.lock
+docker_lock() {
+	local holder _
+	for _ in $(seq 1200); do
+		if mkdir "$FORGE_TEST_DOCKER_LOCK" 2>/dev/null; then
+			echo "$BASHPID" >"$FORGE_TEST_DOCKER_LOCK/pid"
+			return 0
+		fi
+		holder=$(cat "$FORGE_TEST_DOCKER_LOCK/pid" 2>/dev/null) || holder=
+		if [ -n "$holder" ] && ! kill -0 "$holder" 2>/dev/null; then
+			rm -rf "$FORGE_TEST_DOCKER_LOCK"
+			continue
+		fi
+		sleep 0.5
+	done
+	fail "another test has held $FORGE_TEST_DOCKER_LOCK for 10 minutes"
+}
+
+docker_unlock() {
+	[ "$(cat "$FORGE_TEST_DOCKER_LOCK/pid" 2>/dev/null)" != "$BASHPID" ] || rm -rf "$FORGE_TEST_DOCKER_LOCK"
+}
+
 # docker_up: a real Docker daemon answers, started with forge-dockerd-start
-# (the script under test, default paths, as root) when it did not.
+# (the script under test, default paths, as root) when it did not. Takes
+# docker_lock first.
 docker_up() {
+	docker_lock
 	command -v docker >/dev/null || unavailable "no docker client (apt-get install docker.io)"
 	docker info >/dev/null 2>&1 && return 0
 	command -v dockerd >/dev/null || unavailable "no dockerd (apt-get install docker.io)"
