@@ -1049,7 +1049,9 @@ forge_sandbox_lock_stale() {
 # a half-removed lock.
 forge_sandbox_lock_break() (
 	forge_require_tool flock
-	[ ! -L "$1.break" ] || forge_die 73 "$1.break is a symlink; refusing to use it"
+	if [ -L "$1.break" ] || { [ -e "$1.break" ] && [ ! -f "$1.break" ]; }; then
+		forge_die 73 "$1.break is not a regular file; refusing to use it"
+	fi
 	exec 7>>"$1.break" || exit 1
 	flock -w 10 7 || exit 1
 	if [ -d "$1" ] && forge_sandbox_lock_stale "$1"; then

@@ -176,6 +176,17 @@ lock_sh() {
 	assert_output kept
 }
 
+@test "bring-up lock: a FIFO or a symlink where the break lock goes is refused with 73, never opened" {
+	lock_sh 'mkdir "$dir"; sh -c "echo \$\$ 1" >"$dir/owner"; mkfifo "$dir.break"
+		forge_sandbox_lock_break "$dir"'
+	assert_failure 73
+	assert_output --partial "forge-x.up.break is not a regular file; refusing to use it"
+	[ -d "$HOME/.local/state/forge/sandboxes/forge-x.up" ]
+	lock_sh 'rm "$dir.break"; ln -s /dev/null "$dir.break"; forge_sandbox_lock_break "$dir"'
+	assert_failure 73
+	assert_output --partial "forge-x.up.break is not a regular file; refusing to use it"
+}
+
 @test "bring-up lock: a lock path that is a file or a symlink is refused with 73, never removed" {
 	lock_sh ': >"$dir"; forge_sandbox_lock forge-x'
 	assert_failure 73
