@@ -299,6 +299,42 @@ forge_bwrap_render_host() {
 	forge_bwrap_add --ro-bind "$1/etc/passwd" /etc/passwd --ro-bind "$1/etc/group" /etc/group
 }
 
+# forge_bwrap_render_proc DATA: /proc, the sandbox's own (its PID
+# namespace), without what trusts uid 0. For a root invoker uid 1000 inside
+# is host uid 0 (without a capability), and the kernel lets the owner of a
+# /proc file write it: core_pattern alone runs a program as host root. So
+# the kernel's tunables and triggers (/proc/sys, sysrq-trigger, irq, bus)
+# are read-only, bound from the host's /proc (a bind takes a host path; what
+# they show is the reader's namespaces'), since bwrap covers irq and bus
+# only where it can write them and /proc/sys never. Masked (an empty
+# read-only folder or file of DATA): what container runtimes mask (acpi,
+# asound, scsi, fs, kcore, keys, timer_list, timer_stats, latency_stats,
+# sched_debug, interrupts), kmsg, and every other file at the top of /proc
+# that the kernel reserves to root: not readable by all, or writable.
+forge_bwrap_render_proc() {
+	forge_bwrap_add --proc /proc
+	for forge_brp_name in sys sysrq-trigger irq bus; do
+		[ ! -e "/proc/$forge_brp_name" ] || forge_bwrap_add --ro-bind "/proc/$forge_brp_name" "/proc/$forge_brp_name"
+	done
+	for forge_brp_e in /proc/*; do
+		forge_brp_name=${forge_brp_e#/proc/}
+		case $forge_brp_name in
+		[0-9]* | self | thread-self | sys | sysrq-trigger | irq | bus | *[!A-Za-z0-9_.-]*) continue ;;
+		acpi | asound | scsi | fs)
+			[ ! -d "$forge_brp_e" ] || [ -L "$forge_brp_e" ] || forge_bwrap_add --ro-bind "$1/empty" "$forge_brp_e"
+			continue
+			;;
+		esac
+		# Not -f: a host's /proc may mask a file with a device (the sandbox's is a file).
+		if [ -d "$forge_brp_e" ] || [ -L "$forge_brp_e" ]; then continue; fi
+		case $forge_brp_name in
+		kcore | keys | timer_list | timer_stats | latency_stats | sched_debug | interrupts | kmsg) ;;
+		*) case $(stat -c %a -- "$forge_brp_e" 2>/dev/null) in *[0-3] | *[2367]?? | '') ;; *) continue ;; esac ;;
+		esac
+		forge_bwrap_add --ro-bind "$1/etc/empty" "$forge_brp_e"
+	done
+}
+
 # forge_bwrap_render ROOT NAME [create]: renders the plan (forge_sandbox_plan ROOT
 # NAME first) as the bwrap argv in forge_bwrap_plan, one argument per line,
 # "bwrap" first. Sets forge_bwrap_rootfs (the image's exported folder, for
@@ -343,7 +379,8 @@ forge_bwrap_render() {
 		forge_bwrap_image_rootfs "$forge_sandbox_image" "${3:-}"
 		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$forge_br_dests"
 	fi
-	forge_bwrap_add --proc /proc --dev /dev --tmpfs /run \
+	forge_bwrap_render_proc "$forge_bwrap_data"
+	forge_bwrap_add --dev /dev --tmpfs /run \
 		--bind "$forge_bwrap_data/tmp" /tmp \
 		--bind "$forge_bwrap_data/home" "$forge_bwrap_home" \
 		--bind "$forge_bwrap_data/cache" "$forge_bwrap_home/.cache"
