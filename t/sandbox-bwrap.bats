@@ -576,3 +576,19 @@ as_nobody() {
 	[ "$(git -C "$LINKED" log -1 --format=%s)" = inside ]
 	[ "$(cat "$REPO/README")" = hello ]
 }
+
+@test "the seccomp filter denies AF_VSOCK sockets (socket, socketpair); a call through another ABI (i386 socketcall, x32) kills the caller" {
+	forge-sandbox up >/dev/null
+	cp "$abs_top_builddir/t/seccomp-probe" "$REPO/"
+	run in_sandbox ./seccomp-probe </dev/null
+	assert_success
+	assert_line 'socket-vsock EPERM'
+	assert_line 'socketpair-vsock EPERM'
+	if [ "$(uname -m)" = x86_64 ]; then
+		assert_line --regexp '^socketcall-i386 (killed|no-ia32)$'
+		assert_line 'socket-vsock-x32 killed'
+	fi
+	# Other sockets still work.
+	assert_line 'socket-inet allowed'
+	assert_line 'socketpair-unix allowed'
+}
