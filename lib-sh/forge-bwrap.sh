@@ -752,8 +752,11 @@ forge_bwrap_start() {
 	forge_helper_path forge-shell
 	forge_bs_shell=$forge_helper
 	forge_helper_path forge-timeout
-	# The probe runs where the sandbox surely has the folder: the worktree.
-	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 "$forge_bs_shell" --exec true </dev/null >&2); then
+	# The probe runs where the sandbox surely has the folder (the worktree)
+	# and runs forge's own init binary (--version): never a program of the
+	# image, which may have no shell and no true (distroless).
+	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 \
+		"$forge_bs_shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
 		forge_error "$forge_bs_name started but does not run commands:"
 		tail -n 20 "$forge_bwrap_dir/log" | sed 's/^/    /' >&2
 		forge_bwrap_stop "$forge_bs_name"

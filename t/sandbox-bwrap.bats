@@ -592,3 +592,26 @@ as_nobody() {
 	assert_line 'socket-inet allowed'
 	assert_line 'socketpair-unix allowed'
 }
+
+@test "rootfs image without a shell or /bin/true (distroless): up never runs a program of the image; exec of its static binary works" {
+	docker_up
+	mkdir -p "$SCRATCH/distroless"
+	printf '#include <stdio.h>\nint main(int argc, char **argv) { printf("static %%s\\n", argc > 1 ? argv[1] : "-"); return 7; }\n' >"$SCRATCH/hello.c"
+	cc -static -O2 -o "$SCRATCH/distroless/hello" "$SCRATCH/hello.c" || unavailable "no static C library (apt-get install libc6-dev)"
+	# The init is static where musl-gcc is; a sanitizer build's needs its libraries.
+	for lib in $(ldd "$abs_top_builddir/helpers/forge-sandbox-init" 2>/dev/null | grep -o '/[^ ]*' || :); do
+		mkdir -p "$SCRATCH/distroless${lib%/*}"
+		cp -L "$lib" "$SCRATCH/distroless$lib"
+	done
+	IMAGE_TAG=forge-test-distroless:$$
+	tar -C "$SCRATCH/distroless" -c . | docker import - "$IMAGE_TAG" >/dev/null
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
+	run --separate-stderr forge-sandbox up
+	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
+	assert_output "$NAME"
+	run in_sandbox /hello inside
+	assert_failure 7
+	assert_output 'static inside'
+	run -127 in_sandbox true
+	assert_failure 127
+}
