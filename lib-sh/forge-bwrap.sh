@@ -316,21 +316,36 @@ forge_bwrap_render_proc() {
 	for forge_brp_name in sys sysrq-trigger irq bus; do
 		[ ! -e "/proc/$forge_brp_name" ] || forge_bwrap_add --ro-bind "/proc/$forge_brp_name" "/proc/$forge_brp_name"
 	done
-	for forge_brp_e in /proc/*; do
-		forge_brp_name=${forge_brp_e#/proc/}
-		case $forge_brp_name in
-		[0-9]* | self | thread-self | sys | sysrq-trigger | irq | bus | *[!A-Za-z0-9_.-]*) continue ;;
-		acpi | asound | scsi | fs)
-			[ ! -d "$forge_brp_e" ] || [ -L "$forge_brp_e" ] || forge_bwrap_add --ro-bind "$1/empty" "$forge_brp_e"
-			continue
-			;;
+	for forge_brp_name in acpi asound scsi fs; do
+		[ ! -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
+			forge_bwrap_add --ro-bind "$1/empty" "/proc/$forge_brp_name"
+	done
+	# Not -type f: a host's /proc may mask a file with a device (the sandbox's is a file).
+	forge_brp_list=$(find /proc -mindepth 1 -maxdepth 1 ! -type d ! -type l \( ! -perm -o+r -o -perm -u+w \) -print 2>/dev/null) || :
+	for forge_brp_name in kcore keys timer_list timer_stats latency_stats sched_debug interrupts kmsg; do
+		[ ! -e "/proc/$forge_brp_name" ] || [ -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
+			forge_brp_list=/proc/$forge_brp_name'
+'$forge_brp_list
+	done
+	forge_brp_seen='
+'
+	while [ -n "$forge_brp_list" ]; do
+		forge_brp_e=${forge_brp_list%%'
+'*}
+		forge_brp_list=${forge_brp_list#"$forge_brp_e"}
+		forge_brp_list=${forge_brp_list#'
+'}
+		# Once each; what is read-only already stays so.
+		case $forge_brp_e in
+		/proc/sys | /proc/sysrq-trigger | /proc/irq | /proc/bus | /proc/*/* | /proc/*[!A-Za-z0-9_.-]*) continue ;;
+		/proc/?*) ;;
+		*) continue ;;
 		esac
-		# Not -f: a host's /proc may mask a file with a device (the sandbox's is a file).
-		if [ -d "$forge_brp_e" ] || [ -L "$forge_brp_e" ]; then continue; fi
-		case $forge_brp_name in
-		kcore | keys | timer_list | timer_stats | latency_stats | sched_debug | interrupts | kmsg) ;;
-		*) case $(stat -c %a -- "$forge_brp_e" 2>/dev/null) in *[0-3] | *[2367]?? | '') ;; *) continue ;; esac ;;
-		esac
+		case $forge_brp_seen in *"
+$forge_brp_e
+"*) continue ;; esac
+		forge_brp_seen=$forge_brp_seen$forge_brp_e'
+'
 		forge_bwrap_add --ro-bind "$1/etc/empty" "$forge_brp_e"
 	done
 }
