@@ -335,9 +335,10 @@ forge_bwrap_render_proc() {
 		forge_brp_list=${forge_brp_list#"$forge_brp_e"}
 		forge_brp_list=${forge_brp_list#'
 '}
-		# Once each; what is read-only already stays so.
+		# Once each; what is read-only already stays so; a process (a number:
+		# one that ended while find looked at it) is the host's, not the sandbox's.
 		case $forge_brp_e in
-		/proc/sys | /proc/sysrq-trigger | /proc/irq | /proc/bus | /proc/*/* | /proc/*[!A-Za-z0-9_.-]*) continue ;;
+		/proc/sys | /proc/sysrq-trigger | /proc/irq | /proc/bus | /proc/[0-9]* | /proc/*/* | /proc/*[!A-Za-z0-9_.-]*) continue ;;
 		/proc/?*) ;;
 		*) continue ;;
 		esac
