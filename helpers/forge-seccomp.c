@@ -5,7 +5,9 @@
  * Everything is allowed except what widens the kernel surface a sandboxed
  * process can reach or lets it leave its namespaces: io_uring, the key
  * store, bpf, perf events, mounting, new namespaces (unshare, setns, and
- * clone with a namespace flag), and faking terminal input (TIOCSTI).
+ * clone with a namespace flag), faking terminal input (TIOCSTI), and
+ * AF_VSOCK sockets (a channel to the hypervisor and other VMs, past the
+ * network namespace).
  * clone3 answers ENOSYS, not EPERM: libc then falls back to clone, whose
  * flags a filter can read (clone3 passes them in memory). System calls of
  * another architecture (32-bit calls on x86-64) kill the process.
@@ -18,10 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWCGROUP
 #define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
 #endif
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -118,6 +124,15 @@ int main(int argc, char **argv)
 
 		deny(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &sti);
 		deny(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &linux_);
+	}
+	{
+		/* The domain is an int too. On x86-64 the i386 socketcall, whose
+		 * arguments no filter can read, never gets here: another ABI is
+		 * killed (see the top of this file). */
+		struct scmp_arg_cmp vsock = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_VSOCK);
+
+		deny(ctx, SCMP_ACT_ERRNO(EPERM), "socket", 1, &vsock);
+		deny(ctx, SCMP_ACT_ERRNO(EPERM), "socketpair", 1, &vsock);
 	}
 	rc = seccomp_export_bpf(ctx, STDOUT_FILENO);
 	seccomp_release(ctx);

@@ -299,6 +299,58 @@ forge_bwrap_render_host() {
 	forge_bwrap_add --ro-bind "$1/etc/passwd" /etc/passwd --ro-bind "$1/etc/group" /etc/group
 }
 
+# forge_bwrap_render_proc DATA: /proc, the sandbox's own (its PID
+# namespace), without what trusts uid 0. For a root invoker uid 1000 inside
+# is host uid 0 (without a capability), and the kernel lets the owner of a
+# /proc file write it: core_pattern alone runs a program as host root. So
+# the kernel's tunables and triggers (/proc/sys, sysrq-trigger, irq, bus)
+# are read-only, bound from the host's /proc (a bind takes a host path; what
+# they show is the reader's namespaces'), since bwrap covers irq and bus
+# only where it can write them and /proc/sys never. Masked (an empty
+# read-only folder or file of DATA): what container runtimes mask (acpi,
+# asound, scsi, fs, kcore, keys, timer_list, timer_stats, latency_stats,
+# sched_debug, interrupts), kmsg, and every other file at the top of /proc
+# that the kernel reserves to root: not readable by all, or writable.
+forge_bwrap_render_proc() {
+	forge_bwrap_add --proc /proc
+	for forge_brp_name in sys sysrq-trigger irq bus; do
+		[ ! -e "/proc/$forge_brp_name" ] || forge_bwrap_add --ro-bind "/proc/$forge_brp_name" "/proc/$forge_brp_name"
+	done
+	for forge_brp_name in acpi asound scsi fs; do
+		[ ! -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
+			forge_bwrap_add --ro-bind "$1/empty" "/proc/$forge_brp_name"
+	done
+	# Not -type f: a host's /proc may mask a file with a device (the sandbox's is a file).
+	forge_brp_list=$(find /proc -mindepth 1 -maxdepth 1 ! -type d ! -type l \( ! -perm -o+r -o -perm -u+w \) -print 2>/dev/null) || :
+	for forge_brp_name in kcore keys timer_list timer_stats latency_stats sched_debug interrupts kmsg; do
+		[ ! -e "/proc/$forge_brp_name" ] || [ -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
+			forge_brp_list=/proc/$forge_brp_name'
+'$forge_brp_list
+	done
+	forge_brp_seen='
+'
+	while [ -n "$forge_brp_list" ]; do
+		forge_brp_e=${forge_brp_list%%'
+'*}
+		forge_brp_list=${forge_brp_list#"$forge_brp_e"}
+		forge_brp_list=${forge_brp_list#'
+'}
+		# Once each; what is read-only already stays so; a process (a number:
+		# one that ended while find looked at it) is the host's, not the sandbox's.
+		case $forge_brp_e in
+		/proc/sys | /proc/sysrq-trigger | /proc/irq | /proc/bus | /proc/[0-9]* | /proc/*/* | /proc/*[!A-Za-z0-9_.-]*) continue ;;
+		/proc/?*) ;;
+		*) continue ;;
+		esac
+		case $forge_brp_seen in *"
+$forge_brp_e
+"*) continue ;; esac
+		forge_brp_seen=$forge_brp_seen$forge_brp_e'
+'
+		forge_bwrap_add --ro-bind "$1/etc/empty" "$forge_brp_e"
+	done
+}
+
 # forge_bwrap_render ROOT NAME [create]: renders the plan (forge_sandbox_plan ROOT
 # NAME first) as the bwrap argv in forge_bwrap_plan, one argument per line,
 # "bwrap" first. Sets forge_bwrap_rootfs (the image's exported folder, for
@@ -343,7 +395,8 @@ forge_bwrap_render() {
 		forge_bwrap_image_rootfs "$forge_sandbox_image" "${3:-}"
 		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$forge_br_dests"
 	fi
-	forge_bwrap_add --proc /proc --dev /dev --tmpfs /run \
+	forge_bwrap_render_proc "$forge_bwrap_data"
+	forge_bwrap_add --dev /dev --tmpfs /run \
 		--bind "$forge_bwrap_data/tmp" /tmp \
 		--bind "$forge_bwrap_data/home" "$forge_bwrap_home" \
 		--bind "$forge_bwrap_data/cache" "$forge_bwrap_home/.cache"
@@ -715,8 +768,11 @@ forge_bwrap_start() {
 	forge_helper_path forge-shell
 	forge_bs_shell=$forge_helper
 	forge_helper_path forge-timeout
-	# The probe runs where the sandbox surely has the folder: the worktree.
-	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 "$forge_bs_shell" --exec true </dev/null >&2); then
+	# The probe runs where the sandbox surely has the folder (the worktree)
+	# and runs forge's own init binary (--version): never a program of the
+	# image, which may have no shell and no true (distroless).
+	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 \
+		"$forge_bs_shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
 		forge_error "$forge_bs_name started but does not run commands:"
 		tail -n 20 "$forge_bwrap_dir/log" | sed 's/^/    /' >&2
 		forge_bwrap_stop "$forge_bs_name"

@@ -21,6 +21,7 @@ teardown() {
 	for dir in "${REPO:-}" "${OTHER:-}"; do
 		[ -z "$dir" ] || forge-sandbox rm "$dir" >/dev/null 2>&1 || :
 	done
+	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
 	forge_test_teardown
 }
 
@@ -32,6 +33,58 @@ user_config() {
 
 # in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
 in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
+
+# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
+# HOME under the scratch folder (as in t/sandbox-bwrap.bats).
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
+		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
+		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
+}
+
+# nobody_sandbox: NOBODY_REPO, a repository nobody owns, with its sandbox
+# up as nobody (an allow-list: open egress needs /dev/net/tun open to nobody).
+nobody_sandbox() {
+	chmod 755 "$SCRATCH"
+	mkdir -p "$SCRATCH/nobody/.config/forge" "$SCRATCH/nobody/tmp"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
+		>"$SCRATCH/nobody/.config/forge/config.json"
+	make_repo "$SCRATCH/nobody/repo"
+	chown -R 65534:65534 "$SCRATCH/nobody"
+	NOBODY_REPO=$SCRATCH/nobody/repo
+	as_nobody forge-sandbox up "$NOBODY_REPO" >/dev/null
+}
+
+# kernel_interfaces_hold RUNNER...: what RUNNER (forge-sandbox exec ... --)
+# runs cannot change a kernel setting nor read what the kernel keeps for
+# root: writing back the value already in a sysctl fails (so the host's is
+# never changed, held or not), sysrq-trigger cannot be opened for writing
+# (no byte is ever written), the files container runtimes mask read empty,
+# and no file of /proc outside the sandbox's own processes is writable
+# (world-writable ones aside: those trust no one).
+kernel_interfaces_hold() {
+	local before
+	before=$(cat /proc/sys/kernel/printk_ratelimit_burst)
+	run "$@" sh -c 'v=$(cat /proc/sys/kernel/printk_ratelimit_burst) && echo "$v" >/proc/sys/kernel/printk_ratelimit_burst'
+	assert_failure
+	[ "$(cat /proc/sys/kernel/printk_ratelimit_burst)" = "$before" ]
+	run "$@" sh -c ': >/proc/sysrq-trigger'
+	assert_failure
+	run "$@" sh -c 'for f in kcore keys timer_list timer_stats latency_stats sched_debug kmsg kpageflags kpagecount slabinfo vmallocinfo; do
+			[ -e "/proc/$f" ] || continue
+			[ "$(timeout 2 head -c 1 "/proc/$f" 2>/dev/null | wc -c)" = 0 ] || echo "readable: /proc/$f"
+		done
+		for d in /proc/acpi /proc/asound /proc/scsi /proc/fs; do
+			[ ! -d "$d" ] || [ -z "$(ls -A "$d")" ] || echo "listed: $d"
+		done
+		for d in /sys/firmware /sys/kernel /sys/class; do
+			[ ! -e "$d" ] || echo "present: $d"
+		done'
+	assert_output ''
+	run "$@" sh -c 'find /proc/ \( -path "/proc/[0-9]*" -o -path /proc/self -o -path /proc/thread-self \) -prune \
+		-o -type f -writable ! -perm -o+w -print 2>/dev/null'
+	assert_output ''
+}
 
 @test "bwrap mounts a worktree whose path has ':', ',' and spaces (msb's restriction is msb's); a newline is refused (65) naming it" {
 	OTHER="$SCRATCH/a:b, c"
@@ -170,4 +223,42 @@ in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 	[ ! -e "$REPO/.husky/_/pre-commit" ]
 	run forge-sandbox plan --backend msb
 	assert_line "$REPO/.husky/_:$REPO/.husky/_:ro"
+}
+
+@test "as root: no interface that trusts host uid 0 (uid 1000 inside) is reachable: /proc/sys and sysrq-trigger read-only, root-only /proc files masked" {
+	[ "$(id -u)" = 0 ] || skip "needs root: the unprivileged case is the next test"
+	forge-sandbox up >/dev/null
+	run in_sandbox id -u
+	assert_output 1000
+	kernel_interfaces_hold forge-sandbox exec "$REPO" --
+}
+
+@test "as an unprivileged user: /proc/sys and sysrq-trigger read-only, root-only /proc files masked" {
+	[ "$(id -u)" = 0 ] || skip "needs root to become the unprivileged user nobody"
+	nobody_sandbox
+	cd "$NOBODY_REPO"
+	kernel_interfaces_hold as_nobody forge-sandbox exec "$NOBODY_REPO" --
+}
+
+@test "as root: every read-write mount inside is one the plan makes writable, or the sandbox's own tmpfs, devpts and proc" {
+	[ "$(id -u)" = 0 ] || skip "needs root: for an unprivileged user the kernel checks the host uid"
+	forge-sandbox up >/dev/null
+	plan=$(forge-sandbox plan 2>/dev/null)
+	writable=$(awk 'prev == "--bind" { getline dest; print dest } { prev = $0 }' <<<"$plan")
+	run in_sandbox cat /proc/self/mountinfo
+	assert_success
+	# mountinfo: field 5 is the mount point, 6 its options; the type follows "-".
+	run awk -v writable="$writable" '
+		BEGIN { n = split(writable, w, "\n"); for (i = 1; i <= n; i++) ok[w[i]] = 1 }
+		{ for (i = 7; $i != "-"; i++); type = $(i + 1) }
+		$6 !~ /^rw/ || ok[$5] { next }
+		$5 ~ /^\/dev\/(null|zero|full|random|urandom|tty)$/ && type == "devtmpfs" { next }
+		($5 == "/" || $5 == "/dev" || $5 == "/run" || $5 == "/dev/shm") && type == "tmpfs" { next }
+		($5 == "/dev/pts" && type == "devpts") || ($5 == "/proc" && type == "proc") { next }
+		{ print "read-write: " $5 " (" type ")" }' <<<"$output"
+	assert_output ''
+	# The plan's writable mounts: the worktree and its git dirs, the sandbox's own folders.
+	run grep -v -e "^$REPO" -e '^/tmp$' -e '^/opt/forge$' -e '^/opt/forge/.cache$' \
+		-e "^$TMPDIR/opencode\$" -e "^$HOME/.local/share/opencode/" <<<"$writable"
+	assert_output ''
 }

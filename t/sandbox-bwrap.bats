@@ -576,3 +576,42 @@ as_nobody() {
 	[ "$(git -C "$LINKED" log -1 --format=%s)" = inside ]
 	[ "$(cat "$REPO/README")" = hello ]
 }
+
+@test "the seccomp filter denies AF_VSOCK sockets (socket, socketpair); a call through another ABI (i386 socketcall, x32) kills the caller" {
+	forge-sandbox up >/dev/null
+	cp "$abs_top_builddir/t/seccomp-probe" "$REPO/"
+	run in_sandbox ./seccomp-probe </dev/null
+	assert_success
+	assert_line 'socket-vsock EPERM'
+	assert_line 'socketpair-vsock EPERM'
+	if [ "$(uname -m)" = x86_64 ]; then
+		assert_line --regexp '^socketcall-i386 (killed|no-ia32)$'
+		assert_line 'socket-vsock-x32 killed'
+	fi
+	# Other sockets still work.
+	assert_line 'socket-inet allowed'
+	assert_line 'socketpair-unix allowed'
+}
+
+@test "rootfs image without a shell or /bin/true (distroless): up never runs a program of the image; exec of its static binary works" {
+	docker_up
+	mkdir -p "$SCRATCH/distroless"
+	printf '#include <stdio.h>\nint main(int argc, char **argv) { printf("static %%s\\n", argc > 1 ? argv[1] : "-"); return 7; }\n' >"$SCRATCH/hello.c"
+	cc -static -O2 -o "$SCRATCH/distroless/hello" "$SCRATCH/hello.c" || unavailable "no static C library (apt-get install libc6-dev)"
+	# The init is static where musl-gcc is; a sanitizer build's needs its libraries.
+	for lib in $(ldd "$abs_top_builddir/helpers/forge-sandbox-init" 2>/dev/null | grep -o '/[^ ]*' || :); do
+		mkdir -p "$SCRATCH/distroless${lib%/*}"
+		cp -L "$lib" "$SCRATCH/distroless$lib"
+	done
+	IMAGE_TAG=forge-test-distroless:$$
+	tar -C "$SCRATCH/distroless" -c . | docker import - "$IMAGE_TAG" >/dev/null
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
+	run --separate-stderr forge-sandbox up
+	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
+	assert_output "$NAME"
+	run in_sandbox /hello inside
+	assert_failure 7
+	assert_output 'static inside'
+	run -127 in_sandbox true
+	assert_failure 127
+}

@@ -1,8 +1,11 @@
 /*
  * seccomp-probe: tries each system call the namespace sandbox's seccomp
  * filter must deny (helpers/forge-seccomp.c) and prints "NAME RESULT" per
- * line, RESULT being EPERM, ENOSYS, "allowed" or another errno number.
- * t/sandbox-bwrap.bats runs it inside a real sandbox.
+ * line, RESULT being EPERM, ENOSYS, "allowed" or another errno number; for
+ * the calls of another ABI (x86-64 only), "killed" when the filter killed
+ * the child that made it, "no-ia32" when the kernel has no i386 emulation,
+ * else what the call returned. t/sandbox-bwrap.bats runs it inside a real
+ * sandbox.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +43,59 @@ static long try_clone(unsigned long flags)
 	return rc;
 }
 
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+#if defined(__x86_64__)
+/* In a child: the i386 socketcall(SYS_SOCKET, args) through int 0x80, or
+ * socket(AF_VSOCK) through the x32 ABI. The child exits 0 when the call
+ * returned (whatever it returned); the filter kills it otherwise. */
+static void foreign_abi(const char *name, int x32)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		long rc;
+
+		if (x32) {
+			rc = syscall(0x40000000L | SYS_socket, AF_VSOCK, SOCK_STREAM, 0);
+		} else {
+			/* The arguments' address is unreadable through the 32-bit
+			 * ABI: the call returns EFAULT, if anything lets it run. */
+			__asm__ volatile ("int $0x80" : "=a"(rc) : "a"(102L), "b"(1L), "c"(0L) : "memory");
+		}
+		(void)rc;
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		printf("%s %d\n", name, errno);
+	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+		printf("%s killed\n", name);
+	else if (!x32 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		printf("%s no-ia32\n", name);
+	else
+		printf("%s allowed\n", name);
+}
+#endif
+
+/* A socket of DOMAIN (AF_VSOCK: to the hypervisor or another VM), or a
+ * pair with PAIR; closed at once. */
+static long try_socket(int domain, int pair)
+{
+	int sv[2];
+	long rc = pair ? socketpair(domain, SOCK_STREAM, 0, sv) : socket(domain, SOCK_STREAM, 0);
+
+	if (rc >= 0 && !pair)
+		close((int)rc);
+	if (rc >= 0 && pair) {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	return rc;
+}
+
 int main(void)
 {
 	char c = 'x';
@@ -63,6 +120,15 @@ int main(void)
 	report("mount", syscall(SYS_mount, "none", "/nonexistent-forge-probe", "tmpfs", 0, NULL));
 	report("ioctl-tiocsti", syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI, &c));
 	report("ioctl-tiocsti-high", syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), &c));
+	report("socket-vsock", try_socket(AF_VSOCK, 0));
+	report("socketpair-vsock", try_socket(AF_VSOCK, 1));
+	report("socket-inet", try_socket(AF_INET, 0));
+	report("socketpair-unix", try_socket(AF_UNIX, 1));
+#if defined(__x86_64__)
+	fflush(stdout);
+	foreign_abi("socketcall-i386", 0);
+	foreign_abi("socket-vsock-x32", 1);
+#endif
 	report("plain-fork", try_clone(0));
 	return fflush(stdout) == 0 ? 0 : 1;
 }
