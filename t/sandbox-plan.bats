@@ -166,7 +166,7 @@ TABLE
 	assert_output --partial "configuration key sandbox.resources.dockerDisk: size '512k' is below 1 MiB"
 }
 
-@test "sizes and cpus from forge.json, JSON numbers too: cpus floored, at least 1" {
+@test "sizes and cpus from the user's configuration, JSON numbers too: cpus floored, at least 1" {
 	write_config '{"sandbox": {"resources": {"memory": 4096, "cpus": 2.7, "dockerDisk": "1t", "cacheDisk": "1.5g"}}}'
 	plan_argv
 	[ "$(plan_values -c)" = 2 ]
@@ -529,7 +529,7 @@ TABLE
 		assert_success
 		assert_output "$want"
 		for key in sandbox.mounts sandbox.scratchDir sandbox.toolOutputDir sandbox.mountProjectReadonly sandbox.network loop.allowExternalDirectories; do
-			[[ $stderr == *"forge-sandbox: warning: $REPO/forge.json: key $key is ignored in a repository's forge.json (a repository cannot widen its own sandbox); set it in $XDG_CONFIG_HOME/forge/config.json, \$FORGE_CONFIG or --config"* ]]
+			[[ $stderr == *"forge-sandbox: warning: $REPO/forge.json: key $key is ignored in a repository's forge.json (a repository cannot widen its own sandbox or make it cost more); set it in $XDG_CONFIG_HOME/forge/config.json, \$FORGE_CONFIG or --config"* ]]
 		done
 		rm forge.json
 	done
@@ -552,6 +552,32 @@ TABLE
 	[ "$(plan_values --bind | grep -cxF -- "$SCRATCH/ssh")" -eq 1 ]
 	[ "$(plan_values --bind | grep -cxF -- "$SCRATCH/scratch")" -eq 1 ]
 	[[ $stderr != *"is ignored"* ]]
+}
+
+@test "a repository's forge.json cannot raise resources, pick the image, the backend or the host rootfs: one warning each; both plans keep the user's values" {
+	write_config '{"sandbox": {"resources": {"memory": "512m", "cpus": 1, "dockerDisk": "1g", "cacheDisk": "1g"}}}'
+	write_repo_config '{"sandbox": {"resources": {"memory": "64g", "cpus": 64, "dockerDisk": "1t", "cacheDisk": "1t"},
+	  "image": "registry.example/private:1", "backend": "msb", "bwrap": {"rootfs": "host"}},
+	  "verify": {"steps": [{"name": "unit", "run": "true"}]}}'
+	run --separate-stderr forge-sandbox plan --backend msb
+	assert_success
+	mapfile -t plan <<<"$output"
+	[ "$(plan_values -c)" = 1 ]
+	[ "$(plan_values -m)" = 512m ]
+	[ "$(plan_values create)" = oc-forge-sandbox:latest ]
+	[[ $(plan_values --mount-named) == *docker-data:/var/lib/docker:kind=disk,size=1g*cache-data:/opt/forge/.cache:kind=disk,size=1g ]]
+	for key in sandbox.resources sandbox.image sandbox.backend sandbox.bwrap.rootfs; do
+		[ "$(grep -cF -- "warning: $REPO/forge.json: key $key is ignored in a repository's forge.json" <<<"$stderr")" -eq 1 ] || fail "$key: $stderr"
+	done
+	[ "$(grep -c 'is ignored' <<<"$stderr")" -eq 4 ]
+	# The namespace backend (its limits come from the same plan values): the
+	# image rootfs, not the host's /usr.
+	run --separate-stderr forge-sandbox plan --backend bwrap
+	assert_success
+	[[ $output != *"--ro-bind
+/usr
+/usr"* ]]
+	[ "$(grep -c 'is ignored' <<<"$stderr")" -eq 4 ]
 }
 
 @test "hostile configuration values are never executed" {
