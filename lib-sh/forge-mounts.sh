@@ -102,7 +102,8 @@ forge_mounts_candidate() {
 
 # forge_mounts_custom FLAG PATH WHERE: offers a sandbox.mounts or
 # loop.allowExternalDirectories entry (WHERE names the key). It must be an
-# absolute, existing directory that msb can express, and must not equal,
+# absolute, existing directory that msb can express, reached only through
+# what the invoker or root owns (forge_mounts_owned), and must not equal,
 # contain or sit inside a reserved path or an earlier accepted entry;
 # otherwise it is skipped with a warning naming the reason.
 forge_mounts_custom() {
@@ -124,6 +125,7 @@ forge_mounts_custom() {
 		return 0
 	fi
 	forge_mounts_hidden_ok "$forge_canon" "$3" || return 0
+	forge_mounts_owned "$2" "$3" || return 0
 	forge_mcu_rest=$forge_mounts_reserved
 	while [ -n "$forge_mcu_rest" ]; do
 		forge_mcu_path=${forge_mcu_rest%%'
@@ -263,13 +265,13 @@ forge_mounts_plan() {
 	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir &&
 		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
 		forge_mounts_hidden_ok "$forge_canon" sandbox.scratchDir &&
-		forge_mounts_scratch_allowed "$forge_canon"; then
+		forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"; then
 		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
 			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
 				forge_warn "cannot create the scratch dir $forge_mp_dir"
 		fi
 		if [ "${2:-}" = create ]; then
-			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon"
+			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"
 		fi && ! forge_path_within "$forge_canon" "$1" &&
 			forge_mounts_optional "$forge_canon" 'scratch dir' &&
 			forge_mounts_candidate rw "$forge_canon" 'scratch dir'
@@ -362,11 +364,14 @@ forge_mounts_hooks_path() {
 	done
 }
 
-# forge_mounts_scratch_allowed PATH: true when the scratch dir PATH
-# (canonical) may be mounted read-write. Like a custom mount, it may not be
-# "/", nor $HOME or a folder containing it (keys, tokens), nor contain a
-# reserved path (the worktree, the git dirs, .forge, ...); otherwise it is
-# skipped with a warning.
+# forge_mounts_scratch_allowed PATH [CONFIGURED]: true when the scratch dir
+# PATH (canonical; CONFIGURED is the path as configured, which PATH resolves)
+# may be mounted read-write. Like a custom mount, it may not be "/", nor
+# $HOME or a folder containing it (keys, tokens), nor contain a reserved path
+# (the worktree, the git dirs, .forge, ...), and CONFIGURED must lead only
+# through what the invoker or root owns (forge_mounts_owned: a /tmp/opencode
+# another user planted); otherwise it is skipped with a warning. Leaves
+# forge_canon set to PATH.
 forge_mounts_scratch_allowed() {
 	if [ "$1" = / ]; then
 		forge_warn "sandbox.scratchDir: / is the whole host; not mounted"
@@ -389,6 +394,78 @@ forge_mounts_scratch_allowed() {
 			return 1
 		fi
 	done
+	forge_mounts_owned "${2:-$1}" sandbox.scratchDir
+}
+
+# forge_mounts_owned PATH WHERE: true when PATH, a folder to be mounted (or
+# made, then mounted), is the invoker's or root's, and so is every symbolic
+# link on the way to it: otherwise another user chooses what the sandbox
+# sees, or reads and plants what it writes (a /tmp/opencode planted as a
+# link to /root, or as a folder of their own). The links are followed one by
+# one, as the kernel does, each one's owner checked, then the folder they
+# lead to; for a folder not made yet, the nearest one that exists, where it
+# would be made. Otherwise warns, naming WHERE and the owner, and returns 1.
+forge_mounts_owned() {
+	local me rest at comp link hops
+	me=$(id -u) rest=$1 at='' hops=0
+	while [ -n "$rest" ]; do
+		comp=${rest%%/*}
+		case $rest in */*) rest=${rest#*/} ;; *) rest= ;; esac
+		case $comp in
+		'' | .) continue ;;
+		..) at=${at%/*}; continue ;;
+		esac
+		if [ -L "$at/$comp" ]; then
+			forge_mounts_owner_of "$at/$comp" || {
+				forge_warn "$2: cannot tell who owns the symbolic link $at/$comp on the way to $1; not mounted"
+				return 1
+			}
+			if [ "$forge_owner_uid" != "$me" ] && [ "$forge_owner_uid" != 0 ]; then
+				forge_warn "$2: $1 goes through the symbolic link $at/$comp, owned by $forge_owner_name, not by you or root; not mounted"
+				return 1
+			fi
+			hops=$((hops + 1))
+			link=$(readlink -- "$at/$comp" && echo .) && [ "$hops" -le 40 ] || {
+				forge_warn "$2: cannot resolve $1 (a symbolic link loop?); not mounted"
+				return 1
+			}
+			link=${link%??}
+			case $link in /*) at= ;; esac
+			rest=$link/$rest
+		elif [ -d "$at/$comp" ]; then
+			at=$at/$comp
+		else
+			break
+		fi
+	done
+	forge_mounts_owner_of "${at:-/}" || {
+		forge_warn "$2: cannot tell who owns ${at:-/}; not mounted"
+		return 1
+	}
+	if [ "$forge_owner_uid" = "$me" ] || [ "$forge_owner_uid" = 0 ]; then
+		return 0
+	fi
+	if [ "${at:-/}" = "$1" ]; then
+		forge_warn "$2: $1 is owned by $forge_owner_name, not by you or root; not mounted"
+	else
+		forge_warn "$2: $1 leads to ${at:-/}, owned by $forge_owner_name, not by you or root; not mounted"
+	fi
+	return 1
+}
+
+# forge_mounts_owner_of PATH: sets forge_owner_uid to the owner of PATH
+# itself (a symbolic link is not followed) and forge_owner_name to how a
+# message names it: "name (uid N)", or "uid N".
+forge_mounts_owner_of() {
+	local ids
+	ids=$(stat -c '%u %U' -- "$1" 2>/dev/null) || ids=$(stat -f '%u %Su' -- "$1" 2>/dev/null) || return 1
+	forge_owner_uid=${ids%% *} forge_owner_name=${ids#* }
+	# Shown in a warning: a name that is no plain one (or GNU stat's
+	# UNKNOWN, for a uid without a passwd entry) is left out.
+	case $forge_owner_name in
+	'' | UNKNOWN | *[!A-Za-z0-9._-]*) forge_owner_name="uid $forge_owner_uid" ;;
+	*) forge_owner_name="$forge_owner_name (uid $forge_owner_uid)" ;;
+	esac
 }
 
 # forge_mounts_holds_rw PATH: true when an accepted read-write mount lies

@@ -347,6 +347,82 @@ TABLE
 	assert_line "$SCRATCH/outer/inner/new:$SCRATCH/outer/inner/new"
 }
 
+# plan_create: the plan as up makes it (with "create"): its mount lines.
+plan_create() {
+	sh -c 'set -eu; forge_prog=forge-sandbox; . "$FORGE_LIBDIR/forge.sh"
+		forge_config_load "$1"; forge_sandbox_backend msb
+		forge_sandbox_plan "$1" "$2" create; printf "%s" "$forge_mounts"' _ "$REPO" "$(expected_name "$REPO")"
+}
+
+@test "ownership: a scratch dir another user owns, or reached through their symbolic link, is not mounted (nor made) and the warning names the owner" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make files another user owns"
+	mkdir -p "$TMPDIR" "$SCRATCH/theirs" "$SCRATCH/target"
+	chown 12345 "$SCRATCH/theirs"
+	write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/theirs\"}}"
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	[[ $output != *"$SCRATCH/theirs"* ]]
+	[[ $stderr == *"warning: sandbox.scratchDir: $SCRATCH/theirs is owned by uid 12345, not by you or root; not mounted"* ]]
+	# The default one, planted in $TMPDIR as a link by another user (to a
+	# folder root owns): neither mounted nor made through the link by up.
+	ln -s "$SCRATCH/target" "$TMPDIR/opencode"
+	chown -h 12345 "$TMPDIR/opencode"
+	unset FORGE_CONFIG
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	[[ $output != *"$SCRATCH/target"* ]]
+	[[ $stderr == *"warning: sandbox.scratchDir: $TMPDIR/opencode goes through the symbolic link $TMPDIR/opencode, owned by uid 12345, not by you or root; not mounted"* ]]
+	write_config "{\"sandbox\": {\"scratchDir\": \"$TMPDIR/opencode/sub\"}}"
+	run --separate-stderr plan_create
+	assert_success
+	[[ $output != *"$SCRATCH/target"* ]]
+	[ ! -e "$SCRATCH/target/sub" ]
+	[[ $stderr == *"goes through the symbolic link $TMPDIR/opencode, owned by uid 12345"* ]]
+	# A link of one's own to theirs is followed, theirs checked: the same.
+	rm "$TMPDIR/opencode"
+	ln -s "$SCRATCH/theirs-link" "$TMPDIR/opencode"
+	ln -s "$SCRATCH/target" "$SCRATCH/theirs-link"
+	chown -h 12345 "$SCRATCH/theirs-link"
+	run --separate-stderr plan_create
+	assert_success
+	[[ $output != *"$SCRATCH/target"* ]]
+	[ ! -e "$SCRATCH/target/sub" ]
+	[[ $stderr == *"goes through the symbolic link $SCRATCH/theirs-link, owned by uid 12345"* ]]
+	# The same path through links root owns: made and mounted.
+	chown -h 0 "$SCRATCH/theirs-link"
+	run --separate-stderr plan_create
+	assert_success
+	assert_line "rw $SCRATCH/target/sub"
+	[ -d "$SCRATCH/target/sub" ]
+}
+
+@test "ownership: a custom mount another user owns, or reached through their link, is skipped naming the owner; one's own is mounted" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make files another user owns"
+	mkdir -p "$SCRATCH/theirs" "$SCRATCH/mine" "$SCRATCH/ext-theirs" "$SCRATCH/target"
+	chown 12345 "$SCRATCH/theirs" "$SCRATCH/ext-theirs"
+	ln -s "$SCRATCH/target" "$SCRATCH/their-link"
+	chown -h 12345 "$SCRATCH/their-link"
+	ln -s "$SCRATCH/their-link" "$SCRATCH/my-link"
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/theirs\", \"readonly\": false}, {\"host\": \"$SCRATCH/my-link\"}, {\"host\": \"$SCRATCH/mine\"}]},
+	  \"loop\": {\"allowExternalDirectories\": [\"$SCRATCH/ext-theirs\"]}}"
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_line "$SCRATCH/mine:$SCRATCH/mine:ro"
+	refute_line --partial "$SCRATCH/theirs"
+	refute_line --partial "$SCRATCH/target"
+	refute_line --partial "$SCRATCH/ext-theirs"
+	[[ $stderr == *"warning: sandbox.mounts[0]: $SCRATCH/theirs is owned by uid 12345, not by you or root; not mounted"* ]]
+	[[ $stderr == *"warning: sandbox.mounts[1]: $SCRATCH/my-link goes through the symbolic link $SCRATCH/their-link, owned by uid 12345, not by you or root; not mounted"* ]]
+	[[ $stderr == *"warning: loop.allowExternalDirectories[0]: $SCRATCH/ext-theirs is owned by uid 12345, not by you or root; not mounted"* ]]
+	# Root's own folders count as the invoker's.
+	write_config '{"sandbox": {"mounts": [{"host": "/usr"}]}}'
+	plan_argv
+	run plan_values -v
+	assert_line /usr:/usr:ro
+}
+
 @test "custom mounts: absolute existing directories only, no overlap with reserved or earlier ones; skipped with a reason" {
 	mkdir -p "$SCRATCH/data/sub" "$SCRATCH/ro" "$SCRATCH/rw" "$SCRATCH/ext" "$SCRATCH/co:lon" "$SCRATCH/real"
 	ln -s "$SCRATCH/real" "$SCRATCH/link"
