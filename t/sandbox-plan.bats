@@ -423,6 +423,81 @@ plan_create() {
 	assert_line /usr:/usr:ro
 }
 
+# state_refused BACKEND MOUNT STATE: plan on BACKEND exits 73 naming the
+# read-write MOUNT and the sandbox's state folder under STATE (an
+# XDG_STATE_HOME), and creates nothing there.
+state_refused() {
+	local name
+	name=$(expected_name "$REPO")
+	run --separate-stderr forge-sandbox plan --backend "$1"
+	assert_failure 73
+	[[ $stderr == *"forge-sandbox: error: cannot mount $2 read-write: it holds the state folder of sandbox $name (its exec socket and env file), $3/forge/bwrap/$name, which no sandbox may write"* ]] || fail "$1: $stderr"
+	[ -z "$output" ]
+	[ ! -e "$3/forge" ]
+}
+
+@test "forge's own state is never writable inside: the worktree at \$HOME, XDG_STATE_HOME in the worktree, or a read-write mount around it is refused (73), both paths named" {
+	for backend in msb bwrap; do
+		# The worktree is $HOME (XDG_STATE_HOME unset: ~/.local/state).
+		(
+			export HOME=$REPO
+			unset XDG_STATE_HOME
+			state_refused "$backend" "$REPO" "$REPO/.local/state"
+		)
+		# XDG_STATE_HOME inside the worktree, through a symbolic link too.
+		XDG_STATE_HOME=$REPO/state state_refused "$backend" "$REPO" "$REPO/state"
+		ln -s "$REPO" "$SCRATCH/repo-link"
+		XDG_STATE_HOME=$SCRATCH/repo-link/state state_refused "$backend" "$REPO" "$REPO/state"
+		rm "$SCRATCH/repo-link"
+		# Outside, but through a link inside (the sandbox could re-point it).
+		mkdir -p "$SCRATCH/real-state"
+		ln -s "$SCRATCH/real-state" "$REPO/state-link"
+		XDG_STATE_HOME=$REPO/state-link run --separate-stderr forge-sandbox plan --backend "$backend"
+		assert_failure 73
+		[[ $stderr == *"cannot mount $REPO read-write: it holds $REPO/state-link, a symbolic link on the way to the state folder of sandbox $(expected_name "$REPO") (its exec socket and env file), $SCRATCH/real-state/forge/bwrap/$(expected_name "$REPO"), which no sandbox may write"* ]]
+		rm "$REPO/state-link"
+		# A read-write custom mount, or the scratch dir, around it.
+		mkdir -p "$SCRATCH/data" "$SCRATCH/scr"
+		write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/data\", \"readonly\": false}]}}"
+		XDG_STATE_HOME=$SCRATCH/data/state state_refused "$backend" "$SCRATCH/data" "$SCRATCH/data/state"
+		write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/scr\"}}"
+		XDG_STATE_HOME=$SCRATCH/scr/st state_refused "$backend" "$SCRATCH/scr" "$SCRATCH/scr/st"
+		# Read-only around it: the sandbox cannot write it; planned.
+		write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/data\"}]}}"
+		XDG_STATE_HOME=$SCRATCH/data/state run --separate-stderr forge-sandbox plan --backend "$backend"
+		assert_success
+		unset FORGE_CONFIG
+	done
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "forge's own state is never writable inside: a read-write mount inside forge's state folder, or around the registry or msb's state, is refused (73)" {
+	name=$(expected_name "$REPO")
+	mkdir -p "$XDG_STATE_HOME/forge/bwrap/forge-other-12345678" "$SCRATCH/msb"
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$XDG_STATE_HOME/forge/bwrap/forge-other-12345678\", \"readonly\": false}]}}"
+	run --separate-stderr forge-sandbox plan --backend bwrap
+	assert_failure 73
+	[[ $stderr == *"cannot mount $XDG_STATE_HOME/forge/bwrap/forge-other-12345678 read-write: it holds forge's state folder, $XDG_STATE_HOME/forge, which no sandbox may write"* ]]
+	# msb keeps every sandbox's mounts in its own state folder: not writable
+	# from an msb sandbox; a namespace sandbox does not make msb's.
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/msb\", \"readonly\": false}]}}"
+	MSB_HOME=$SCRATCH/msb/home run --separate-stderr forge-sandbox plan --backend msb
+	assert_failure 73
+	[[ $stderr == *"cannot mount $SCRATCH/msb read-write: it holds msb's state folder, $SCRATCH/msb/home, which no sandbox may write"* ]]
+	MSB_HOME=$SCRATCH/msb/home run --separate-stderr forge-sandbox plan --backend bwrap
+	assert_success
+	# The registry (and bring-up locks) without the rest of forge's state.
+	mkdir -p "$SCRATCH/reg"
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/reg\", \"readonly\": false}]}}"
+	run --separate-stderr sh -c 'set -eu; forge_prog=forge-sandbox; . "$FORGE_LIBDIR/forge.sh"
+		forge_config_load "$1"; forge_sandbox_backend msb
+		reg=$3/sandboxes
+		forge_sandbox_registry() { forge_sandbox_registry_dir=$reg forge_sandbox_registry_file=$reg/$1; }
+		forge_sandbox_plan "$1" "$2"' _ "$REPO" "$name" "$SCRATCH/reg"
+	assert_failure 73
+	[[ $stderr == *"cannot mount $SCRATCH/reg read-write: it holds forge's registry of sandboxes, $SCRATCH/reg/sandboxes, which no sandbox may write"* ]]
+}
+
 @test "custom mounts: absolute existing directories only, no overlap with reserved or earlier ones; skipped with a reason" {
 	mkdir -p "$SCRATCH/data/sub" "$SCRATCH/ro" "$SCRATCH/rw" "$SCRATCH/ext" "$SCRATCH/co:lon" "$SCRATCH/real"
 	ln -s "$SCRATCH/real" "$SCRATCH/link"
