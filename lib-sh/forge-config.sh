@@ -120,19 +120,30 @@ forge_config_texts() {
 	      "E\t\($file | show): key \($where): expected \(expected($t)), got \($x | tojson | .[:40] | show)"
 	    elif $t == "object" then check($file; $path; $where; $x)
 	    else empty end;
-	# The keys that decide what the sandbox may reach: a repository is
-	# untrusted (SPEC section 2), so its forge.json may not set them.
-	def reach: ["sandbox", "mounts"], ["sandbox", "scratchDir"], ["sandbox", "toolOutputDir"],
-	  ["sandbox", "mountProjectReadonly"], ["sandbox", "network"], ["loop", "allowExternalDirectories"];
-	def present($v; $p): ($v | getpath($p[:1]) | type) == "object" and ($v | getpath($p[:1]) | has($p[1]));
+	# The keys with which a repository could widen its own sandbox or make it
+	# cost more (SPEC 6): a repository is untrusted (SPEC section 2), so its
+	# forge.json may not set them. That is every sandbox.* and loop.* key:
+	# the image and the backend too (which files of the local image store
+	# the sandbox sees, and how strong its wall is), and the whole network
+	# object (env and secrets pass host values in; an allow-list is not
+	# intersected, since matching patterns against patterns is a second
+	# matcher whose every bug would widen egress). verify.reuse.trust would
+	# let fetched notes stand for a run. t/config.bats holds this list to
+	# the schema.
+	def widening: ["sandbox", "image"], ["sandbox", "backend"], ["sandbox", "bwrap", "rootfs"],
+	  ["sandbox", "resources"], ["sandbox", "mountProjectReadonly"], ["sandbox", "mounts"],
+	  ["sandbox", "toolOutputDir"], ["sandbox", "scratchDir"], ["sandbox", "network"],
+	  ["loop", "allowExternalDirectories"], ["verify", "reuse", "trust"];
+	def present($v; $p): ($v | (try getpath($p[:-1]) catch null) | type == "object" and has($p[-1]));
 	# Of the repository file $v: the paths it may not set. verify.sandbox may
 	# turn the sandbox on (true), never off.
-	def refused($v): [reach | select(present($v; .))]
+	def refused($v): [widening | select(present($v; .))]
 	  + (if present($v; ["verify", "sandbox"]) and $v.verify.sandbox != true then [["verify", "sandbox"]] else [] end);
 	def refusal($f; $p):
 	  "W\t\($f | show): key \($p | join(".")) is ignored in a repository'"'"'s forge.json"
 	  + (if $p == ["verify", "sandbox"] then " (a repository cannot turn its sandbox off)"
-	     else " (a repository cannot widen its own sandbox)" end)
+	     elif $p == ["verify", "reuse", "trust"] then " (a repository cannot choose whose verdicts count)"
+	     else " (a repository cannot widen its own sandbox or make it cost more)" end)
 	  + "; set it in \($user | show), $FORGE_CONFIG or --config";
 	$ARGS.named as $a
 	| [range(0; $count) | {file: $a["n\(.)"], text: $a["t\(.)"], repo: (. == $repo)}] as $files
@@ -142,7 +153,8 @@ forge_config_texts() {
 	    | if $r.err then {msgs: [$r.err]}
 	      elif ($r.ok | type) != "object" then {msgs: ["E\t\($f | show): expected a JSON object at the top level, got \($r.ok | type)"]}
 	      elif $untrusted then refused($r.ok) as $no
-	        | {msgs: [check($f; ""; ""; $r.ok), ($no[] | refusal($f; .))], value: ($r.ok | delpaths($no))}
+	        | {msgs: [check($f; ""; ""; $r.ok), ($no[] | refusal($f; .))],
+	           value: ($r.ok | delpaths($no) | del(.sandbox, .loop))}
 	      else {msgs: [check($f; ""; ""; $r.ok)], value: $r.ok} end ] as $parsed
 	| ($parsed | map(.msgs[])) as $msgs
 	| $msgs[],
@@ -156,8 +168,8 @@ forge_config_texts() {
 # repository at ROOT (may be empty: no forge.json) plus an explicit FILE
 # (--config). Sets forge_config to the merged JSON. Exits 65 naming the file
 # and key on invalid JSON or a wrong type; warns about unknown keys, and
-# about the keys ROOT/forge.json may not set (what the sandbox may reach;
-# verify.sandbox false), which it ignores.
+# about the keys ROOT/forge.json may not set (every sandbox.* and loop.*
+# key, verify.sandbox false, verify.reuse.trust), which it ignores.
 forge_config_load() {
 	forge_config_root=$1
 	forge_config_cli=${2:-}

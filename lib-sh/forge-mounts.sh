@@ -102,7 +102,8 @@ forge_mounts_candidate() {
 
 # forge_mounts_custom FLAG PATH WHERE: offers a sandbox.mounts or
 # loop.allowExternalDirectories entry (WHERE names the key). It must be an
-# absolute, existing directory that msb can express, and must not equal,
+# absolute, existing directory that msb can express, reached only through
+# what the invoker or root owns (forge_mounts_owned), and must not equal,
 # contain or sit inside a reserved path or an earlier accepted entry;
 # otherwise it is skipped with a warning naming the reason.
 forge_mounts_custom() {
@@ -124,6 +125,7 @@ forge_mounts_custom() {
 		return 0
 	fi
 	forge_mounts_hidden_ok "$forge_canon" "$3" || return 0
+	forge_mounts_owned "$2" "$3" || return 0
 	forge_mcu_rest=$forge_mounts_reserved
 	while [ -n "$forge_mcu_rest" ]; do
 		forge_mcu_path=${forge_mcu_rest%%'
@@ -263,13 +265,13 @@ forge_mounts_plan() {
 	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir &&
 		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
 		forge_mounts_hidden_ok "$forge_canon" sandbox.scratchDir &&
-		forge_mounts_scratch_allowed "$forge_canon"; then
+		forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"; then
 		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
 			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
 				forge_warn "cannot create the scratch dir $forge_mp_dir"
 		fi
 		if [ "${2:-}" = create ]; then
-			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon"
+			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"
 		fi && ! forge_path_within "$forge_canon" "$1" &&
 			forge_mounts_optional "$forge_canon" 'scratch dir' &&
 			forge_mounts_candidate rw "$forge_canon" 'scratch dir'
@@ -362,11 +364,14 @@ forge_mounts_hooks_path() {
 	done
 }
 
-# forge_mounts_scratch_allowed PATH: true when the scratch dir PATH
-# (canonical) may be mounted read-write. Like a custom mount, it may not be
-# "/", nor $HOME or a folder containing it (keys, tokens), nor contain a
-# reserved path (the worktree, the git dirs, .forge, ...); otherwise it is
-# skipped with a warning.
+# forge_mounts_scratch_allowed PATH [CONFIGURED]: true when the scratch dir
+# PATH (canonical; CONFIGURED is the path as configured, which PATH resolves)
+# may be mounted read-write. Like a custom mount, it may not be "/", nor
+# $HOME or a folder containing it (keys, tokens), nor contain a reserved path
+# (the worktree, the git dirs, .forge, ...), and CONFIGURED must lead only
+# through what the invoker or root owns (forge_mounts_owned: a /tmp/opencode
+# another user planted); otherwise it is skipped with a warning. Leaves
+# forge_canon set to PATH.
 forge_mounts_scratch_allowed() {
 	if [ "$1" = / ]; then
 		forge_warn "sandbox.scratchDir: / is the whole host; not mounted"
@@ -388,6 +393,171 @@ forge_mounts_scratch_allowed() {
 			forge_warn "sandbox.scratchDir: $1 contains the reserved path $forge_msa_path; not mounted"
 			return 1
 		fi
+	done
+	forge_mounts_owned "${2:-$1}" sandbox.scratchDir
+}
+
+# forge_mounts_owned PATH WHERE: true when PATH, a folder to be mounted (or
+# made, then mounted), is the invoker's or root's, and so is every symbolic
+# link on the way to it: otherwise another user chooses what the sandbox
+# sees, or reads and plants what it writes (a /tmp/opencode planted as a
+# link to /root, or as a folder of their own). The links are those the
+# kernel follows (forge_path_walk), then the folder they lead to; for a
+# folder not made yet, the nearest one that exists, where it would be made.
+# Otherwise warns, naming WHERE and the owner, and returns 1.
+forge_mounts_owned() {
+	forge_mo_me=$(id -u)
+	if ! forge_path_walk "$1"; then
+		forge_warn "$2: cannot resolve $1 (a symbolic link loop?); not mounted"
+		return 1
+	fi
+	forge_mo_rest=$forge_walk_links
+	while [ -n "$forge_mo_rest" ]; do
+		forge_mo_link=${forge_mo_rest%%'
+'*}
+		forge_mo_rest=${forge_mo_rest#*'
+'}
+		if ! forge_mounts_owner_of "$forge_mo_link"; then
+			forge_warn "$2: cannot tell who owns the symbolic link $forge_mo_link on the way to $1; not mounted"
+			return 1
+		fi
+		if [ "$forge_owner_uid" != "$forge_mo_me" ] && [ "$forge_owner_uid" != 0 ]; then
+			forge_warn "$2: $1 goes through the symbolic link $forge_mo_link, owned by $forge_owner_name, not by you or root; not mounted"
+			return 1
+		fi
+	done
+	if ! forge_mounts_owner_of "$forge_walk_dir"; then
+		forge_warn "$2: cannot tell who owns $forge_walk_dir; not mounted"
+		return 1
+	fi
+	if [ "$forge_owner_uid" = "$forge_mo_me" ] || [ "$forge_owner_uid" = 0 ]; then
+		return 0
+	fi
+	if [ "$forge_walk_dir" = "$1" ]; then
+		forge_warn "$2: $1 is owned by $forge_owner_name, not by you or root; not mounted"
+	else
+		forge_warn "$2: $1 leads to $forge_walk_dir, owned by $forge_owner_name, not by you or root; not mounted"
+	fi
+	return 1
+}
+
+# forge_path_walk PATH: follows the absolute PATH as the kernel does, one
+# symbolic link at a time, changing nothing. Sets forge_walk_links to every
+# link on the way (one per line, each a physical path), forge_walk_dir to
+# the deepest existing folder reached (physical) and forge_walk_rest to what
+# of PATH is left below it (empty when PATH exists). Returns 1 on a link that
+# cannot be read, or after 40 links (a loop).
+forge_path_walk() {
+	forge_pw_rest=$1 forge_pw_hops=0 forge_walk_links='' forge_walk_dir=''
+	while [ -n "$forge_pw_rest" ]; do
+		forge_pw_comp=${forge_pw_rest%%/*}
+		case $forge_pw_rest in */*) forge_pw_rest=${forge_pw_rest#*/} ;; *) forge_pw_rest= ;; esac
+		case $forge_pw_comp in
+		'' | .) continue ;;
+		..) forge_walk_dir=${forge_walk_dir%/*}; continue ;;
+		esac
+		if [ -L "$forge_walk_dir/$forge_pw_comp" ]; then
+			forge_walk_links=$forge_walk_links$forge_walk_dir/$forge_pw_comp'
+'
+			forge_pw_hops=$((forge_pw_hops + 1))
+			[ "$forge_pw_hops" -le 40 ] || return 1
+			# The "." keeps a target that ends in a newline whole.
+			forge_pw_link=$(readlink -- "$forge_walk_dir/$forge_pw_comp" && echo .) || return 1
+			forge_pw_link=${forge_pw_link%??}
+			case $forge_pw_link in /*) forge_walk_dir= ;; esac
+			forge_pw_rest=$forge_pw_link/$forge_pw_rest
+		elif [ -d "$forge_walk_dir/$forge_pw_comp" ]; then
+			forge_walk_dir=$forge_walk_dir/$forge_pw_comp
+		else
+			forge_pw_rest=$forge_pw_comp/$forge_pw_rest
+			break
+		fi
+	done
+	forge_walk_rest=${forge_pw_rest%/}
+	[ -n "$forge_walk_dir" ] || forge_walk_dir=/
+}
+
+# forge_mounts_owner_of PATH: sets forge_owner_uid to the owner of PATH
+# itself (a symbolic link is not followed) and forge_owner_name to how a
+# message names it: "name (uid N)", or "uid N".
+forge_mounts_owner_of() {
+	forge_moo_ids=$(stat -c '%u %U' -- "$1" 2>/dev/null) || forge_moo_ids=$(stat -f '%u %Su' -- "$1" 2>/dev/null) || return 1
+	forge_owner_uid=${forge_moo_ids%% *} forge_owner_name=${forge_moo_ids#* }
+	# Shown in a warning: a name that is no plain one (or GNU stat's
+	# UNKNOWN, for a uid without a passwd entry) is left out.
+	case $forge_owner_name in
+	'' | UNKNOWN | *[!A-Za-z0-9._-]*) forge_owner_name="uid $forge_owner_uid" ;;
+	*) forge_owner_name="$forge_owner_name (uid $forge_owner_uid)" ;;
+	esac
+}
+
+# forge_mounts_state_check ROOT NAME: exits 73, naming both paths, when a
+# read-write mount of the plan (forge_mounts, for the worktree at ROOT) holds
+# or lies in forge's own state for sandbox NAME, which no sandbox may write:
+# the namespace sandbox's state folder (its exec socket and env file: a
+# sandbox that rewrote them would pass itself host variables, or answer for
+# itself with a fake server), and for a root invoker the folder its private
+# folders live in; forge's registry of sandboxes (and the bring-up locks);
+# anything else in forge's state folder (other sandboxes' sockets and
+# secrets); with msb, msb's own state folder (its record of every sandbox's
+# mounts). The worktree at $HOME, an XDG_STATE_HOME inside the worktree, a
+# read-write custom mount or scratch dir around it are such plans. (The
+# record in ROOT/.forge/sandbox is inside the read-only .forge.) Paths are
+# compared canonical, as the mounts are, and a symbolic link on the way to
+# one of them may not lie in a read-write mount either.
+forge_mounts_state_check() {
+	forge_msc_state=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge
+	forge_bwrap_state "$2"
+	forge_sandbox_registry "$2"
+	forge_msc_list="the state folder of sandbox $2 (its exec socket and env file)	$forge_bwrap_dir
+"
+	if [ "${forge_backend:-msb}" = bwrap ]; then
+		forge_bwrap_owner "$1"
+		[ "$forge_bwrap_data" = "$forge_bwrap_dir" ] ||
+			forge_msc_list="${forge_msc_list}the private folders of sandbox $2	$forge_bwrap_data
+"
+	fi
+	forge_msc_list="${forge_msc_list}forge's registry of sandboxes	$forge_sandbox_registry_dir
+forge's state folder	$forge_msc_state
+"
+	[ "${forge_backend:-msb}" = bwrap ] ||
+		forge_msc_list="${forge_msc_list}msb's state folder	${MSB_HOME:-${HOME:-/nonexistent}/.microsandbox}
+"
+	while [ -n "$forge_msc_list" ]; do
+		forge_msc_entry=${forge_msc_list%%'
+'*}
+		forge_msc_list=${forge_msc_list#*'
+'}
+		forge_msc_what=${forge_msc_entry%%'	'*} forge_msc_path=${forge_msc_entry#*'	'}
+		# Where the kernel finds it: the folder, and every symbolic link on
+		# the way (a sandbox that can replace one chooses the folder).
+		# (A loop leaves the path as it is, and the links met until then.)
+		if forge_path_walk "$forge_msc_path"; then
+			forge_msc_path=${forge_walk_dir%/}/$forge_walk_rest
+			forge_msc_path=${forge_msc_path%/}
+		fi
+		forge_msc_links=$forge_walk_links
+		forge_msc_rest=$forge_mounts
+		while [ -n "$forge_msc_rest" ]; do
+			forge_msc_line=${forge_msc_rest%%'
+'*}
+			forge_msc_rest=${forge_msc_rest#*'
+'}
+			[ "${forge_msc_line%% *}" = rw ] || continue
+			forge_msc_mount=${forge_msc_line#* }
+			if forge_path_within "$forge_msc_path" "$forge_msc_mount" || forge_path_within "$forge_msc_mount" "$forge_msc_path"; then
+				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_what, $forge_msc_path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
+			fi
+			forge_msc_lrest=$forge_msc_links
+			while [ -n "$forge_msc_lrest" ]; do
+				forge_msc_link=${forge_msc_lrest%%'
+'*}
+				forge_msc_lrest=${forge_msc_lrest#*'
+'}
+				forge_path_within "$forge_msc_link" "$forge_msc_mount" || continue
+				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_link, a symbolic link on the way to $forge_msc_what, $forge_msc_path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
+			done
+		done
 	done
 }
 

@@ -277,7 +277,8 @@ forge_sandbox_netrule_out() {
 #   forge_sandbox_secrets  the valid secrets as ENV@HOST,... one per line
 #   forge_sandbox_secret_unset  their ENVs unset on the host, one per line
 # With "create", the scratch dir is created if missing (up). Exits 65 on a
-# configuration msb cannot be given.
+# configuration msb cannot be given, 73 on a plan that would let the sandbox
+# write forge's own state (forge_mounts_state_check).
 forge_sandbox_plan() {
 	forge_sandbox_config
 	forge_sandbox_cfg_value image || forge_cfg_value=
@@ -299,6 +300,7 @@ forge_sandbox_plan() {
 	forge_sandbox_resources="cpus=$forge_sp_cpus memory=$forge_sp_memory dockerDisk=$forge_sp_docker cacheDisk=$forge_sp_cache"
 
 	forge_mounts_plan "$1" "${3:-}"
+	forge_mounts_state_check "$1" "$2"
 
 	forge_sandbox_volumes "$2"
 	forge_sandbox_plan="msb

@@ -324,13 +324,15 @@ save reg.example:5000/team/img:v1.2 -o $tar"
 	assert_success
 	assert_output my-sandbox:7
 	grep -qx "load --input .* --tag my-sandbox:7 --quiet" "$STUB_STATE/msb.argv"
-	# Inside a repository, its forge.json wins over the user's file.
+	# Inside a repository, its forge.json cannot name the image (SPEC 6: it
+	# would tag over an image of the user's choosing); the user's file counts.
 	make_repo "$SCRATCH/repo"
 	mkdir "$SCRATCH/repo/sub"
 	echo '{"sandbox": {"image": "repo-sandbox:3"}}' >"$SCRATCH/repo/forge.json"
 	run --separate-stderr sh -c 'cd "$1" && "$2"' - "$SCRATCH/repo/sub" "$SCRATCH/build-image"
 	assert_success
-	assert_output repo-sandbox:3
+	assert_output my-sandbox:7
+	[[ $stderr == *"key sandbox.image is ignored in a repository's forge.json"* ]]
 	# An installation without its container files: 69.
 	rm "$FORGE_DATADIR/container/Dockerfile"
 	run --separate-stderr build_image

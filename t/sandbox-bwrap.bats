@@ -130,6 +130,21 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	refute_output --partial eth
 }
 
+@test "forge's state inside a writable mount: up and forge-verify --sandbox refuse (73) naming both paths; no sandbox, no state, no false PASS" {
+	export XDG_STATE_HOME=$REPO/.state
+	run --separate-stderr forge-sandbox up
+	assert_failure 73
+	[[ $stderr == *"cannot mount $REPO read-write: it holds the state folder of sandbox $NAME (its exec socket and env file), $REPO/.state/forge/bwrap/$NAME, which no sandbox may write"* ]]
+	[ ! -e "$REPO/.state" ]
+	run --separate-stderr forge-verify --sandbox -- sh -c 'exit 1'
+	[ "$status" -ne 0 ]
+	[[ $output != *"Verdict: PASS"* ]]
+	[[ $stderr == *"it holds the state folder of sandbox $NAME"* ]]
+	[ ! -e "$REPO/.state/forge/bwrap" ]
+	run pgrep -f -- "$REPO/.state"
+	assert_failure
+}
+
 @test "a background process and /tmp survive between execs; rm leaves no process and no state" {
 	forge-sandbox up >/dev/null
 	# The marker is made inside, so only the sandboxed sleep carries it.

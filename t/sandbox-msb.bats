@@ -375,14 +375,14 @@ conforms() {
 	n=$(name_of recreate)
 	cd "$FILE_DIR/repos/recreate"
 	use_real_wrapper doctor-ok
-	printf '%s\n' '{"sandbox": {"image": "forge-test:latest", "resources": {"memory": "64m", "cpus": 1, "dockerDisk": "128m", "cacheDisk": "256m"}}}' >forge.json
+	write_config '{"sandbox": {"image": "forge-test:latest", "resources": {"memory": "64m", "cpus": 1, "dockerDisk": "128m", "cacheDisk": "256m"}}}'
 	run --separate-stderr forge-sandbox up --recreate
 	[ "$status" -eq 65 ] || fail "up --recreate: exit $status: $stderr"
 	[[ $stderr == *"sandbox.resources.cacheDisk: 256m, but the volume $n-cache-data keeps the size it was made with (134217728 bytes)"* ]]
 	# Nothing was replaced: msb would have removed the sandbox, then failed.
 	run msb_names
 	assert_line "$n"
-	printf '%s\n' '{"sandbox": {"image": "forge-test:latest", "resources": {"memory": "64m", "cpus": 1, "dockerDisk": "128m", "cacheDisk": "128m"}}}' >forge.json
+	write_config '{"sandbox": {"image": "forge-test:latest", "resources": {"memory": "64m", "cpus": 1, "dockerDisk": "128m", "cacheDisk": "128m"}}}'
 	plan_argv
 	rm -f "$STUB_DIR/calls"
 	run --separate-stderr forge-sandbox up --recreate

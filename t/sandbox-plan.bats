@@ -166,7 +166,7 @@ TABLE
 	assert_output --partial "configuration key sandbox.resources.dockerDisk: size '512k' is below 1 MiB"
 }
 
-@test "sizes and cpus from forge.json, JSON numbers too: cpus floored, at least 1" {
+@test "sizes and cpus from the user's configuration, JSON numbers too: cpus floored, at least 1" {
 	write_config '{"sandbox": {"resources": {"memory": 4096, "cpus": 2.7, "dockerDisk": "1t", "cacheDisk": "1.5g"}}}'
 	plan_argv
 	[ "$(plan_values -c)" = 2 ]
@@ -345,6 +345,157 @@ TABLE
 	plan_argv
 	run plan_values -v
 	assert_line "$SCRATCH/outer/inner/new:$SCRATCH/outer/inner/new"
+}
+
+# plan_create: the plan as up makes it (with "create"): its mount lines.
+plan_create() {
+	sh -c 'set -eu; forge_prog=forge-sandbox; . "$FORGE_LIBDIR/forge.sh"
+		forge_config_load "$1"; forge_sandbox_backend msb
+		forge_sandbox_plan "$1" "$2" create; printf "%s" "$forge_mounts"' _ "$REPO" "$(expected_name "$REPO")"
+}
+
+@test "ownership: a scratch dir another user owns, or reached through their symbolic link, is not mounted (nor made) and the warning names the owner" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make files another user owns"
+	mkdir -p "$TMPDIR" "$SCRATCH/theirs" "$SCRATCH/target"
+	chown 12345 "$SCRATCH/theirs"
+	write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/theirs\"}}"
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	[[ $output != *"$SCRATCH/theirs"* ]]
+	[[ $stderr == *"warning: sandbox.scratchDir: $SCRATCH/theirs is owned by uid 12345, not by you or root; not mounted"* ]]
+	# The default one, planted in $TMPDIR as a link by another user (to a
+	# folder root owns): neither mounted nor made through the link by up.
+	ln -s "$SCRATCH/target" "$TMPDIR/opencode"
+	chown -h 12345 "$TMPDIR/opencode"
+	unset FORGE_CONFIG
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	[[ $output != *"$SCRATCH/target"* ]]
+	[[ $stderr == *"warning: sandbox.scratchDir: $TMPDIR/opencode goes through the symbolic link $TMPDIR/opencode, owned by uid 12345, not by you or root; not mounted"* ]]
+	write_config "{\"sandbox\": {\"scratchDir\": \"$TMPDIR/opencode/sub\"}}"
+	run --separate-stderr plan_create
+	assert_success
+	[[ $output != *"$SCRATCH/target"* ]]
+	[ ! -e "$SCRATCH/target/sub" ]
+	[[ $stderr == *"goes through the symbolic link $TMPDIR/opencode, owned by uid 12345"* ]]
+	# A link of one's own to theirs is followed, theirs checked: the same.
+	rm "$TMPDIR/opencode"
+	ln -s "$SCRATCH/theirs-link" "$TMPDIR/opencode"
+	ln -s "$SCRATCH/target" "$SCRATCH/theirs-link"
+	chown -h 12345 "$SCRATCH/theirs-link"
+	run --separate-stderr plan_create
+	assert_success
+	[[ $output != *"$SCRATCH/target"* ]]
+	[ ! -e "$SCRATCH/target/sub" ]
+	[[ $stderr == *"goes through the symbolic link $SCRATCH/theirs-link, owned by uid 12345"* ]]
+	# The same path through links root owns: made and mounted.
+	chown -h 0 "$SCRATCH/theirs-link"
+	run --separate-stderr plan_create
+	assert_success
+	assert_line "rw $SCRATCH/target/sub"
+	[ -d "$SCRATCH/target/sub" ]
+}
+
+@test "ownership: a custom mount another user owns, or reached through their link, is skipped naming the owner; one's own is mounted" {
+	[ "$(id -u)" = 0 ] || skip "needs root to make files another user owns"
+	mkdir -p "$SCRATCH/theirs" "$SCRATCH/mine" "$SCRATCH/ext-theirs" "$SCRATCH/target"
+	chown 12345 "$SCRATCH/theirs" "$SCRATCH/ext-theirs"
+	ln -s "$SCRATCH/target" "$SCRATCH/their-link"
+	chown -h 12345 "$SCRATCH/their-link"
+	ln -s "$SCRATCH/their-link" "$SCRATCH/my-link"
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/theirs\", \"readonly\": false}, {\"host\": \"$SCRATCH/my-link\"}, {\"host\": \"$SCRATCH/mine\"}]},
+	  \"loop\": {\"allowExternalDirectories\": [\"$SCRATCH/ext-theirs\"]}}"
+	run --separate-stderr forge-sandbox plan
+	assert_success
+	mapfile -t plan <<<"$output"
+	run plan_values -v
+	assert_line "$SCRATCH/mine:$SCRATCH/mine:ro"
+	refute_line --partial "$SCRATCH/theirs"
+	refute_line --partial "$SCRATCH/target"
+	refute_line --partial "$SCRATCH/ext-theirs"
+	[[ $stderr == *"warning: sandbox.mounts[0]: $SCRATCH/theirs is owned by uid 12345, not by you or root; not mounted"* ]]
+	[[ $stderr == *"warning: sandbox.mounts[1]: $SCRATCH/my-link goes through the symbolic link $SCRATCH/their-link, owned by uid 12345, not by you or root; not mounted"* ]]
+	[[ $stderr == *"warning: loop.allowExternalDirectories[0]: $SCRATCH/ext-theirs is owned by uid 12345, not by you or root; not mounted"* ]]
+	# Root's own folders count as the invoker's.
+	write_config '{"sandbox": {"mounts": [{"host": "/usr"}]}}'
+	plan_argv
+	run plan_values -v
+	assert_line /usr:/usr:ro
+}
+
+# state_refused BACKEND MOUNT STATE: plan on BACKEND exits 73 naming the
+# read-write MOUNT and the sandbox's state folder under STATE (an
+# XDG_STATE_HOME), and creates nothing there.
+state_refused() {
+	local name
+	name=$(expected_name "$REPO")
+	run --separate-stderr forge-sandbox plan --backend "$1"
+	assert_failure 73
+	[[ $stderr == *"forge-sandbox: error: cannot mount $2 read-write: it holds the state folder of sandbox $name (its exec socket and env file), $3/forge/bwrap/$name, which no sandbox may write"* ]] || fail "$1: $stderr"
+	[ -z "$output" ]
+	[ ! -e "$3/forge" ]
+}
+
+@test "forge's own state is never writable inside: the worktree at \$HOME, XDG_STATE_HOME in the worktree, or a read-write mount around it is refused (73), both paths named" {
+	for backend in msb bwrap; do
+		# The worktree is $HOME (XDG_STATE_HOME unset: ~/.local/state).
+		(
+			export HOME=$REPO
+			unset XDG_STATE_HOME
+			state_refused "$backend" "$REPO" "$REPO/.local/state"
+		)
+		# XDG_STATE_HOME inside the worktree, through a symbolic link too.
+		XDG_STATE_HOME=$REPO/state state_refused "$backend" "$REPO" "$REPO/state"
+		ln -s "$REPO" "$SCRATCH/repo-link"
+		XDG_STATE_HOME=$SCRATCH/repo-link/state state_refused "$backend" "$REPO" "$REPO/state"
+		rm "$SCRATCH/repo-link"
+		# Outside, but through a link inside (the sandbox could re-point it).
+		mkdir -p "$SCRATCH/real-state"
+		ln -s "$SCRATCH/real-state" "$REPO/state-link"
+		XDG_STATE_HOME=$REPO/state-link run --separate-stderr forge-sandbox plan --backend "$backend"
+		assert_failure 73
+		[[ $stderr == *"cannot mount $REPO read-write: it holds $REPO/state-link, a symbolic link on the way to the state folder of sandbox $(expected_name "$REPO") (its exec socket and env file), $SCRATCH/real-state/forge/bwrap/$(expected_name "$REPO"), which no sandbox may write"* ]]
+		rm "$REPO/state-link"
+		# A read-write custom mount, or the scratch dir, around it.
+		mkdir -p "$SCRATCH/data" "$SCRATCH/scr"
+		write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/data\", \"readonly\": false}]}}"
+		XDG_STATE_HOME=$SCRATCH/data/state state_refused "$backend" "$SCRATCH/data" "$SCRATCH/data/state"
+		write_config "{\"sandbox\": {\"scratchDir\": \"$SCRATCH/scr\"}}"
+		XDG_STATE_HOME=$SCRATCH/scr/st state_refused "$backend" "$SCRATCH/scr" "$SCRATCH/scr/st"
+		# Read-only around it: the sandbox cannot write it; planned.
+		write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/data\"}]}}"
+		XDG_STATE_HOME=$SCRATCH/data/state run --separate-stderr forge-sandbox plan --backend "$backend"
+		assert_success
+		unset FORGE_CONFIG
+	done
+	[ -z "$(git status --porcelain)" ]
+}
+
+@test "forge's own state is never writable inside: a read-write mount inside forge's state folder, or around the registry or msb's state, is refused (73)" {
+	name=$(expected_name "$REPO")
+	mkdir -p "$XDG_STATE_HOME/forge/bwrap/forge-other-12345678" "$SCRATCH/msb"
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$XDG_STATE_HOME/forge/bwrap/forge-other-12345678\", \"readonly\": false}]}}"
+	run --separate-stderr forge-sandbox plan --backend bwrap
+	assert_failure 73
+	[[ $stderr == *"cannot mount $XDG_STATE_HOME/forge/bwrap/forge-other-12345678 read-write: it holds forge's state folder, $XDG_STATE_HOME/forge, which no sandbox may write"* ]]
+	# msb keeps every sandbox's mounts in its own state folder: not writable
+	# from an msb sandbox; a namespace sandbox does not make msb's.
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/msb\", \"readonly\": false}]}}"
+	MSB_HOME=$SCRATCH/msb/home run --separate-stderr forge-sandbox plan --backend msb
+	assert_failure 73
+	[[ $stderr == *"cannot mount $SCRATCH/msb read-write: it holds msb's state folder, $SCRATCH/msb/home, which no sandbox may write"* ]]
+	MSB_HOME=$SCRATCH/msb/home run --separate-stderr forge-sandbox plan --backend bwrap
+	assert_success
+	# The registry (and bring-up locks) without the rest of forge's state.
+	mkdir -p "$SCRATCH/reg"
+	write_config "{\"sandbox\": {\"mounts\": [{\"host\": \"$SCRATCH/reg\", \"readonly\": false}]}}"
+	run --separate-stderr sh -c 'set -eu; forge_prog=forge-sandbox; . "$FORGE_LIBDIR/forge.sh"
+		forge_config_load "$1"; forge_sandbox_backend msb
+		reg=$3/sandboxes
+		forge_sandbox_registry() { forge_sandbox_registry_dir=$reg forge_sandbox_registry_file=$reg/$1; }
+		forge_sandbox_plan "$1" "$2"' _ "$REPO" "$name" "$SCRATCH/reg"
+	assert_failure 73
+	[[ $stderr == *"cannot mount $SCRATCH/reg read-write: it holds forge's registry of sandboxes, $SCRATCH/reg/sandboxes, which no sandbox may write"* ]]
 }
 
 @test "custom mounts: absolute existing directories only, no overlap with reserved or earlier ones; skipped with a reason" {
@@ -529,7 +680,7 @@ TABLE
 		assert_success
 		assert_output "$want"
 		for key in sandbox.mounts sandbox.scratchDir sandbox.toolOutputDir sandbox.mountProjectReadonly sandbox.network loop.allowExternalDirectories; do
-			[[ $stderr == *"forge-sandbox: warning: $REPO/forge.json: key $key is ignored in a repository's forge.json (a repository cannot widen its own sandbox); set it in $XDG_CONFIG_HOME/forge/config.json, \$FORGE_CONFIG or --config"* ]]
+			[[ $stderr == *"forge-sandbox: warning: $REPO/forge.json: key $key is ignored in a repository's forge.json (a repository cannot widen its own sandbox or make it cost more); set it in $XDG_CONFIG_HOME/forge/config.json, \$FORGE_CONFIG or --config"* ]]
 		done
 		rm forge.json
 	done
@@ -552,6 +703,32 @@ TABLE
 	[ "$(plan_values --bind | grep -cxF -- "$SCRATCH/ssh")" -eq 1 ]
 	[ "$(plan_values --bind | grep -cxF -- "$SCRATCH/scratch")" -eq 1 ]
 	[[ $stderr != *"is ignored"* ]]
+}
+
+@test "a repository's forge.json cannot raise resources, pick the image, the backend or the host rootfs: one warning each; both plans keep the user's values" {
+	write_config '{"sandbox": {"resources": {"memory": "512m", "cpus": 1, "dockerDisk": "1g", "cacheDisk": "1g"}}}'
+	write_repo_config '{"sandbox": {"resources": {"memory": "64g", "cpus": 64, "dockerDisk": "1t", "cacheDisk": "1t"},
+	  "image": "registry.example/private:1", "backend": "msb", "bwrap": {"rootfs": "host"}},
+	  "verify": {"steps": [{"name": "unit", "run": "true"}]}}'
+	run --separate-stderr forge-sandbox plan --backend msb
+	assert_success
+	mapfile -t plan <<<"$output"
+	[ "$(plan_values -c)" = 1 ]
+	[ "$(plan_values -m)" = 512m ]
+	[ "$(plan_values create)" = oc-forge-sandbox:latest ]
+	[[ $(plan_values --mount-named) == *docker-data:/var/lib/docker:kind=disk,size=1g*cache-data:/opt/forge/.cache:kind=disk,size=1g ]]
+	for key in sandbox.resources sandbox.image sandbox.backend sandbox.bwrap.rootfs; do
+		[ "$(grep -cF -- "warning: $REPO/forge.json: key $key is ignored in a repository's forge.json" <<<"$stderr")" -eq 1 ] || fail "$key: $stderr"
+	done
+	[ "$(grep -c 'is ignored' <<<"$stderr")" -eq 4 ]
+	# The namespace backend (its limits come from the same plan values): the
+	# image rootfs, not the host's /usr.
+	run --separate-stderr forge-sandbox plan --backend bwrap
+	assert_success
+	[[ $output != *"--ro-bind
+/usr
+/usr"* ]]
+	[ "$(grep -c 'is ignored' <<<"$stderr")" -eq 4 ]
 }
 
 @test "hostile configuration values are never executed" {
