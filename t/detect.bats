@@ -220,17 +220,27 @@ EOF
 }
 
 @test "detect: a plain and an --isolated run of one commit pick the same steps, same run text" {
-	zlib_shape
+	# An in-tree configure left an ignored Makefile with test: behind.
+	mkdir -p "$SCRATCH/bin"
+	printf '#!/bin/sh\ncp configure.in-tree configure && chmod +x configure\n' >"$SCRATCH/bin/autoreconf"
+	chmod +x "$SCRATCH/bin/autoreconf"
+	PATH=$SCRATCH/bin:$PATH
+	printf '#!/bin/sh\nprintf "all:\\n\\t@true\\ntest:\\n\\t@true\\n" >Makefile\n' >configure.in-tree
+	touch configure.ac
+	printf 'Makefile\nconfigure\n' >.gitignore
+	commit_all
+	cp configure.in-tree configure
+	chmod +x configure
+	./configure
 	printf 'x\n' >untracked-file
 	run forge-verify --isolated --json
 	assert_success
 	isolated=$(printf '%s\n' "$output" | tail -n 1 | jq -c '[.steps[] | {name, run}]')
-	git checkout -q -- Makefile
 	run forge-verify --json
 	assert_success
 	plain=$(printf '%s\n' "$output" | tail -n 1 | jq -c '[.steps[] | {name, run}]')
 	[ "$plain" = "$isolated" ]
-	[[ $plain != *"$SCRATCH"* ]]
+	[ "$plain" = '[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make test"}]' ]
 }
 
 @test "detect: a deleted tracked file does not count" {
@@ -359,4 +369,26 @@ EOF
 	printf 'import no_such_module_forge\n' >t.py
 	run forge-verify -- python3 t.py
 	assert_failure 1
+}
+
+@test "record: tested is true for detected tests, false for a build alone (buildOnly), null for -- and config steps" {
+	printf 'test:\n\t@true\n' >Makefile
+	commit_all
+	run --separate-stderr forge-verify --json
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -r .tested)" = true ]
+	rm Makefile
+	printf '#!/bin/sh\nprintf "all:\\n\\t@true\\n" >Makefile\n' >configure
+	chmod +x configure
+	echo '{"verify": {"buildOnly": true}}' >forge.json
+	run --separate-stderr forge-verify --json
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -r .tested)" = false ]
+	run --separate-stderr forge-verify --json -- true
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -r .tested)" = null ]
+	echo '{"verify": {"steps": [{"run": "true"}]}}' >forge.json
+	run --separate-stderr forge-verify --json
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -r .tested)" = null ]
 }
