@@ -287,6 +287,17 @@ EOF
 	[ "$(step_runs)" = 'PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" pytest' ]
 }
 
+@test "detect: the isolated setup sees the files a copy would contain too: an ignored lockfile is no npm ci" {
+	echo '{"scripts": {"test": "node t.js"}}' >package.json
+	echo '{}' >package-lock.json
+	echo package-lock.json >.gitignore
+	commit_all
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_isolated_detect . && printf "%s\n" "$forge_detect_setup"'
+	assert_success
+	assert_output '[{"name":"setup","run":"npm install"}]'
+}
+
 # --- environment versus code -------------------------------------------------
 
 @test "env: a command not found under make (its Error 127, exit 2) is an ERROR not found naming it, exit 69" {
