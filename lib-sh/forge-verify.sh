@@ -559,6 +559,20 @@ forge_step_own_module() {
 	done
 }
 
+# forge_step_npm_missing RUN ISOLATED: true, with forge_step_reason "not
+# installed" and its hint, when the failed step RUN is npm's in a plain run
+# (ISOLATED false) of a project that declares dependencies but has no
+# node_modules: whatever it then missed (a module, a tool of a dependency)
+# was never installed.
+forge_step_npm_missing() {
+	case $1 in npm | 'npm '*) ;; *) return 1 ;; esac
+	[ "$2" = false ] && [ ! -d "$forge_exec_dir/node_modules" ] && [ -f "$forge_exec_dir/package.json" ] &&
+		jq -e '(.dependencies // {}) + (.devDependencies // {}) | length > 0' \
+			-- "$forge_exec_dir/package.json" >/dev/null 2>&1 || return 1
+	forge_step_reason='not installed'
+	forge_step_hint="the project's npm dependencies are not installed (no node_modules): run npm ci (or npm install), or verify with --isolated, which runs that setup in the copy"
+}
+
 # forge_step_classify RUN ISOLATED: tells a broken environment from failing
 # code once a step has ended (SPEC 3.1), from its exit status, RUN (its
 # command as shown) and its log: a command not found anywhere in it (also
@@ -570,6 +584,7 @@ forge_step_own_module() {
 # one-line hint for the error message.
 forge_step_classify() {
 	forge_step_hint=''
+	case $forge_step_reason in exit | 'not found') forge_step_npm_missing "$1" "$2" && return 0 ;; esac
 	case $forge_step_reason in
 	'not found')
 		forge_step_missing
@@ -593,16 +608,6 @@ forge_step_classify() {
 			forge_step_hint="$forge_step_hint: '$forge_step_missing' is not installed or not on PATH"
 		return 0
 	fi
-	case $1 in
-	npm | 'npm '*)
-		if [ "$2" = false ] && [ ! -d "$forge_exec_dir/node_modules" ] && [ -f "$forge_exec_dir/package.json" ] &&
-			jq -e '(.dependencies // {}) + (.devDependencies // {}) | length > 0' \
-				-- "$forge_exec_dir/package.json" >/dev/null 2>&1; then
-			forge_step_reason='not installed'
-			forge_step_hint="the project's npm dependencies are not installed (no node_modules): run npm ci (or npm install), or verify with --isolated, which runs that setup in the copy"
-			return 0
-		fi ;;
-	esac
 	forge_step_own_module "$forge_exec_dir"
 	if [ -n "$forge_step_module" ]; then
 		forge_step_reason='not importable'
