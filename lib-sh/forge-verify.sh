@@ -543,12 +543,14 @@ forge_step_missing() {
 
 # forge_step_own_module DIR: sets forge_step_module to the project's own
 # Python package that the log of the step that just ran says cannot be
-# imported (a package or module at DIR or under DIR/src), or to nothing.
+# imported (a package or module at DIR or under DIR/src), or to nothing. Only
+# the top-level name counts: a missing submodule of an importable package
+# (No module named 'pkg.sub') is the code's failure.
 forge_step_own_module() {
 	forge_step_module=''
 	for forge_m in $(sed -n -E \
-		-e "s/^.*ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)[.']?.*/\\1/p" \
-		-e 's/^.*ImportError: No module named ([A-Za-z_][A-Za-z0-9_]*).*/\1/p' \
+		-e "s/^.*ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)'\$/\\1/p" \
+		-e 's/^.*ImportError: No module named ([A-Za-z_][A-Za-z0-9_]*)$/\1/p' \
 		-- "$forge_step_log" 2>/dev/null | head -n 20); do
 		for forge_d in "$1/src" "$1"; do
 			if [ -f "$forge_d/$forge_m/__init__.py" ] || [ -f "$forge_d/$forge_m.py" ]; then

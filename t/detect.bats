@@ -371,13 +371,17 @@ EOF
 	command -v python3 >/dev/null || fail "python3 is required"
 	mkdir -p mypkg
 	touch mypkg/__init__.py
-	printf 'raise ModuleNotFoundError("No module named %s")\n' "'mypkg.sub'" >t.py
+	printf 'raise ModuleNotFoundError("No module named %s")\n' "'mypkg'" >t.py
 	run --separate-stderr forge-verify -- python3 t.py
 	assert_failure 69
 	[ "$(last_record | jq -r '.steps[0].reason')" = 'not importable' ]
 	[[ $stderr == *"the project's own package 'mypkg' cannot be imported"* ]]
-	# Another package's import error is the code's failure.
+	# Another package's import error is the code's failure, and so is a
+	# missing submodule of the project's own.
 	printf 'import no_such_module_forge\n' >t.py
+	run forge-verify -- python3 t.py
+	assert_failure 1
+	printf 'raise ModuleNotFoundError("No module named %s")\n' "'mypkg.sub'" >t.py
 	run forge-verify -- python3 t.py
 	assert_failure 1
 }
