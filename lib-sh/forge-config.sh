@@ -28,6 +28,7 @@ forge_config_texts() {
 	  "verify.isolated.setupKey": "relpath[]",
 	  "verify.keepRuns": "count",
 	  "verify.sandbox": "boolean",
+	  "verify.buildOnly": "boolean",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
 	  "sandbox.backend": "string",

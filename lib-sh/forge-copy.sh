@@ -814,22 +814,24 @@ forge_prune_legacy() {
 # forge_detect_key (JSON arrays) to what the project type at ROOT needs in a
 # copy: npm installs its dependencies (npm ci from a lockfile) into a kept
 # node_modules, keyed on the lockfile (or on package.json and .npmrc without
-# one); cargo keeps target/.
+# one); cargo keeps target/. Like step detection (forge_steps_detect), it
+# sees only the files a copy would contain.
 forge_isolated_detect() {
 	forge_detect_setup='[]' forge_detect_keep='[]' forge_detect_key='[]'
-	if [ -f "$1/package.json" ]; then
+	forge_detect_list "$1"
+	if forge_detect_has "$1" package.json; then
 		forge_detect_keep='["node_modules"]'
-		if [ -f "$1/package-lock.json" ]; then
+		if forge_detect_has "$1" package-lock.json; then
 			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
 			forge_detect_key='["package-lock.json"]'
-		elif [ -f "$1/npm-shrinkwrap.json" ]; then
+		elif forge_detect_has "$1" npm-shrinkwrap.json; then
 			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
 			forge_detect_key='["npm-shrinkwrap.json"]'
 		else
 			forge_detect_setup='[{"name":"setup","run":"npm install"}]'
 			forge_detect_key='["package.json",".npmrc"]'
 		fi
-	elif [ -f "$1/Cargo.toml" ]; then
+	elif forge_detect_has "$1" Cargo.toml; then
 		forge_detect_keep='["target"]'
 	fi
 }

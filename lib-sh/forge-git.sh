@@ -66,9 +66,15 @@ forge_head() {
 # forge_exclude_forge_dir ROOT: adds /.forge/ to the common dir's info/exclude
 # once, so forge's state is never committed nor copied.
 forge_exclude_forge_dir() {
+	forge_exclude_add "$1" /.forge/
+}
+
+# forge_exclude_add ROOT LINE: adds LINE (a pattern of forge's own, such as
+# /.forge/) to the info/exclude of ROOT's common dir, once.
+forge_exclude_add() {
 	forge_git_common_dir "$1" || return 1
 	forge_exclude_file=$forge_common_dir/info/exclude
-	if [ -f "$forge_exclude_file" ] && grep -qxF -e '/.forge/' -- "$forge_exclude_file"; then
+	if [ -f "$forge_exclude_file" ] && grep -qxF -e "$2" -- "$forge_exclude_file"; then
 		return 0
 	fi
 	mkdir -p -- "$forge_common_dir/info" || return 1
@@ -76,5 +82,5 @@ forge_exclude_forge_dir() {
 	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 -- "$forge_exclude_file")" ]; then
 		printf '\n' >>"$forge_exclude_file" || return 1
 	fi
-	printf '/.forge/\n' >>"$forge_exclude_file"
+	printf '%s\n' "$2" >>"$forge_exclude_file"
 }

@@ -3,76 +3,252 @@
 # the verdict. Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
+# What the detected steps test (SPEC 3.1, the record's "tested"): true or
+# false for detected steps, null for steps from the command line or config.
+# Set here, not taken from the environment.
+forge_steps_tested=null
+
 # forge_makefile_has_target FILE TARGET: true when FILE defines TARGET as a
 # rule target (also among several targets, or as a double-colon rule), not
 # as a variable (TARGET := ...).
 forge_makefile_has_target() {
+	[ -f "$1" ] || return 1
 	grep -Eq "^([^:#=[:space:]]+[[:space:]]+)*$2([[:space:]]+[^:#=[:space:]]+)*[[:space:]]*::?([^=]|\$)" "$1"
 }
 
-# forge_steps_detect ROOT: sets forge_steps to a JSON array of steps detected
-# from the files at ROOT, first match wins (SPEC 3.1); returns 1 when nothing
-# matches. A makefile counts only through a test: or check: target (its
-# default target often installs things or runs the tests a second time); a
-# makefile with neither is run as plain `make` only when no other rule fits.
-forge_steps_detect() {
-	forge_steps="" forge_mk=""
-	# The one make reads, in make's own order.
-	for forge_f in "$1/GNUmakefile" "$1/makefile" "$1/Makefile"; do
-		[ -f "$forge_f" ] || continue
-		forge_mk=$forge_f
-		break
-	done
-	if [ -n "$forge_mk" ] && forge_makefile_has_target "$forge_mk" test; then
-		forge_steps='[{"name":"test","run":"make test"}]'
-		return 0
-	fi
-	if [ -n "$forge_mk" ] && forge_makefile_has_target "$forge_mk" check; then
-		forge_steps='[{"name":"test","run":"make check"}]'
-		return 0
-	fi
-	if [ -f "$1/package.json" ]; then
-		# shellcheck disable=SC2016 # a jq program, not shell
-		forge_steps=$(jq -c '
-			if type != "object" then error("expected a JSON object") else . end
-			| (.scripts // {}) as $s
-			| [ (if ($s.build | type) == "string" then {name: "build", run: "npm run build"} else empty end),
-			    (if ($s.test | type) == "string" then {name: "test", run: "npm test"} else empty end) ]
-			' "$1/package.json" 2>&1) ||
-			forge_die 65 "$1/package.json: cannot detect steps: $forge_steps"
-		[ "$forge_steps" = '[]' ] || return 0
-	fi
-	if [ -f "$1/Cargo.toml" ]; then
-		forge_steps='[{"name":"build","run":"cargo build"},{"name":"test","run":"cargo test"}]'
-	elif [ -f "$1/go.mod" ]; then
-		forge_steps='[{"name":"build","run":"go build ./..."},{"name":"test","run":"go test ./..."}]'
-	elif [ -f "$1/pyproject.toml" ] || [ -f "$1/setup.py" ] || [ -f "$1/setup.cfg" ] ||
-		[ -f "$1/pytest.ini" ] || [ -f "$1/tox.ini" ]; then
-		# `pytest` runs in the environment it was installed for (a venv,
-		# pyenv, pipx), which `python3` need not be.
-		if command -v pytest >/dev/null 2>&1; then
-			forge_steps='[{"name":"test","run":"pytest"}]'
-		else
-			forge_steps='[{"name":"test","run":"python3 -m pytest"}]'
-		fi
-	elif [ -f "$1/configure.ac" ] && [ -z "$forge_mk" ]; then
-		forge_steps='[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make check"}]'
-	elif [ -n "$forge_mk" ]; then
-		forge_steps='[{"name":"build","run":"make"}]'
-	else
-		forge_steps=
-		return 1
+# forge_makefile_test_target FILE: sets forge_make_target to test when FILE
+# has a test: target, else to check when it has check:, else to nothing.
+forge_makefile_test_target() {
+	forge_make_target=
+	if forge_makefile_has_target "$1" test; then
+		forge_make_target='test'
+	elif forge_makefile_has_target "$1" check; then
+		forge_make_target='check'
 	fi
 }
 
+# forge_detect_list ROOT: sets forge_detect_files to the paths a copy of ROOT
+# would contain (tracked, and untracked but not ignored), one a line; a name
+# holding a newline has it turned into \001, so it can never pass for
+# another. Outside a git repository: the regular files at ROOT itself.
+forge_detect_list() {
+	if forge_git -C "$1" rev-parse --git-dir >/dev/null 2>&1; then
+		forge_detect_files=$(forge_git -C "$1" ls-files -z --cached --others --exclude-standard 2>/dev/null |
+			tr '\n\000' '\001\n') || forge_die 70 "cannot list the files of $1"
+	else
+		forge_detect_files=$(cd -- "$1" && for f in * .[!.]*; do [ ! -f "$f" ] || printf '%s\n' "$f"; done)
+	fi
+}
+
+# forge_detect_has ROOT PATH: true when a copy would contain PATH (a path
+# relative to ROOT, listed by forge_detect_list) as a regular file.
+forge_detect_has() {
+	case "
+$forge_detect_files
+" in *"
+$2
+"*) [ -f "$1/$2" ] ;; *) return 1 ;; esac
+}
+
+# forge_detect_grep ROOT NAME_ERE CONTENT_ERE: true when a file a copy would
+# contain whose path matches NAME_ERE holds a line matching CONTENT_ERE
+# (case-insensitive: CMake's commands are).
+forge_detect_grep() {
+	printf '%s\n' "$forge_detect_files" | grep -E -e "$2" | {
+		while IFS= read -r forge_dg_path; do
+			[ -f "$1/$forge_dg_path" ] || continue
+			! grep -Eiq -e "$3" -- "$1/$forge_dg_path" || exit 0
+		done
+		exit 1
+	}
+}
+
+# forge_detect_build_dir ROOT: adds /.forge-build/ (where detected CMake and
+# Meson steps build) to the exclude file of ROOT's repository, as /.forge/
+# is: never committed, never copied, and not a file detection sees.
+forge_detect_build_dir() {
+	forge_git -C "$1" rev-parse --git-dir >/dev/null 2>&1 || return 0
+	forge_exclude_add "$1" /.forge-build/ || forge_die 73 "cannot add /.forge-build/ to the exclude file of $1"
+}
+
+# forge_steps_detect ROOT: sets forge_steps to a JSON array of the steps
+# detected from the files a copy of ROOT would contain (forge_detect_list),
+# the first rule that runs tests winning (SPEC 3.1, the table in
+# forge-verify(1)); forge_steps_tested to true, or false when only a build
+# was found; forge_steps_pick to the 0-based index of a step whose make
+# target is chosen only once the earlier steps generated the Makefile
+# (forge_step_pick), or to nothing; forge_detect_looked to what was looked
+# at. Returns 1 when nothing that runs tests was found, with forge_steps the
+# first build found (or empty).
+forge_steps_detect() {
+	forge_steps='' forge_steps_tested=false forge_steps_pick='' forge_detect_build=''
+	forge_detect_looked=''
+	forge_detect_list "$1"
+	# The makefile make reads, in make's own order.
+	forge_mk=''
+	for forge_f in GNUmakefile makefile Makefile; do
+		forge_detect_has "$1" "$forge_f" || continue
+		forge_mk=$forge_f
+		break
+	done
+	forge_make_target=''
+	[ -z "$forge_mk" ] || forge_makefile_test_target "$1/$forge_mk"
+
+	# A hand-written configure is the entry point: a Makefile beside it is a
+	# stub ("Please use ./configure first") or needs what it generates.
+	if [ -x "$1/configure" ] && forge_detect_has "$1" configure && ! forge_detect_has "$1" configure.ac; then
+		forge_steps='[{"name":"build","run":"./configure && make"},{"name":"test","run":"make test"}]'
+		forge_steps_tested=true forge_steps_pick=1
+		return 0
+	fi
+	forge_detect_looked="./configure"
+
+	# A build system that registers tests wins over a hand makefile: its
+	# tests are the ones the project's CI runs (forge-verify(1)).
+	forge_detect_cmake=''
+	if forge_detect_has "$1" CMakeLists.txt; then
+		forge_detect_cmake='{"name":"build","run":"cmake -S . -B .forge-build && cmake --build .forge-build"}'
+		if forge_detect_grep "$1" '(^|/)(CMakeLists\.txt|[^/]*\.cmake)$' \
+			'^[[:space:]]*(enable_testing|add_test|include[[:space:]]*\([[:space:]]*CTest[[:space:]]*\)|(gtest|catch|doctest)_discover_tests)'; then
+			forge_detect_build_dir "$1"
+			forge_steps="[$forge_detect_cmake,"'{"name":"test","run":"cd .forge-build && ctest --output-on-failure --no-tests=error"}]'
+			forge_steps_tested=true
+			return 0
+		fi
+	fi
+	forge_detect_looked="$forge_detect_looked, CMakeLists.txt (enable_testing, include(CTest), add_test)"
+	forge_detect_meson=''
+	if forge_detect_has "$1" meson.build; then
+		forge_detect_meson='{"name":"build","run":"{ test -f .forge-build/build.ninja || meson setup .forge-build; } && meson compile -C .forge-build"}'
+		if forge_detect_grep "$1" '(^|/)meson\.build$' '(^|[^A-Za-z0-9_.])test[[:space:]]*\('; then
+			forge_detect_build_dir "$1"
+			forge_steps="[$forge_detect_meson,"'{"name":"test","run":"meson test -C .forge-build --print-errorlogs"}]'
+			forge_steps_tested=true
+			return 0
+		fi
+	fi
+	forge_detect_looked="$forge_detect_looked, meson.build (test())"
+
+	if [ -n "$forge_make_target" ]; then
+		forge_steps="[{\"name\":\"test\",\"run\":\"make $forge_make_target\"}]"
+		forge_steps_tested=true
+		return 0
+	fi
+	forge_detect_looked="$forge_detect_looked, GNUmakefile/makefile/Makefile (test:, check:)"
+
+	if forge_detect_has "$1" package.json; then
+		# The separate build goes when the test script, or pretest, runs it.
+		# shellcheck disable=SC2016 # a jq program, not shell
+		forge_npm=$(jq -r '
+			if type != "object" then error("expected a JSON object") else . end
+			| (.scripts // {}) as $s
+			| if ($s | type) != "object" then error("scripts: expected a JSON object") else . end
+			| def runs_build: type == "string"
+			    and test("(^|[^A-Za-z0-9_-])((npm|pnpm)[[:space:]]+(run|run-script)|yarn([[:space:]]+run)?)[[:space:]]+build($|[^A-Za-z0-9_:-])");
+			  (($s.test | type) == "string" and ($s.test | test("no test specified") | not)) as $tests
+			| (($s.build | type) == "string") as $build
+			| [ (if $build and ($tests | not) then "B" else empty end),
+			    (if $build and $tests and ((($s.test | runs_build) or ($s.pretest | runs_build)) | not) then "b" else empty end),
+			    (if $tests then "t" else empty end) ] | join("")
+			' -- "$1/package.json" 2>&1) ||
+			forge_die 65 "$1/package.json: cannot detect steps: $forge_npm"
+		case $forge_npm in
+		bt) forge_steps='[{"name":"build","run":"npm run build"},{"name":"test","run":"npm test"}]' ;;
+		t) forge_steps='[{"name":"test","run":"npm test"}]' ;;
+		B) forge_detect_build=${forge_detect_build:-'{"name":"build","run":"npm run build"}'} ;;
+		esac
+		if [ -n "$forge_steps" ]; then
+			forge_steps_tested=true
+			return 0
+		fi
+	fi
+	forge_detect_looked="$forge_detect_looked, package.json (scripts.test)"
+	if forge_detect_has "$1" Cargo.toml; then
+		forge_steps='[{"name":"build","run":"cargo build"},{"name":"test","run":"cargo test"}]'
+	elif forge_detect_has "$1" go.mod; then
+		forge_steps='[{"name":"build","run":"go build ./..."},{"name":"test","run":"go test ./..."}]'
+	elif forge_detect_has "$1" pyproject.toml || forge_detect_has "$1" setup.py || forge_detect_has "$1" setup.cfg ||
+		forge_detect_has "$1" pytest.ini || forge_detect_has "$1" tox.ini; then
+		# `pytest` runs in the environment it was installed for (a venv,
+		# pyenv, pipx), which `python3` need not be.
+		forge_py=pytest
+		command -v pytest >/dev/null 2>&1 || forge_py='python3 -m pytest'
+		# A src layout is importable from the tree only through PYTHONPATH
+		# (what pytest's own pythonpath = src does); expanded when the step
+		# runs, so the run text names no absolute path.
+		# shellcheck disable=SC2016 # expanded by the step's shell
+		if printf '%s\n' "$forge_detect_files" | grep -Eq '^src/[^/]+/__init__\.py$'; then
+			forge_py='PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" '$forge_py
+		fi
+		forge_steps=$(jq -cn --arg r "$forge_py" '[{name: "test", run: $r}]') ||
+			forge_die 70 "jq failed while writing the steps"
+	elif forge_detect_has "$1" configure.ac; then
+		forge_steps='[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make check"}]'
+		forge_steps_pick=1
+	fi
+	if [ -n "$forge_steps" ]; then
+		forge_steps_tested=true
+		return 0
+	fi
+	forge_detect_looked="$forge_detect_looked, Cargo.toml, go.mod, pyproject.toml/setup.py/setup.cfg/pytest.ini/tox.ini, configure.ac"
+	# Nothing runs tests: the first build found, for verify.buildOnly.
+	if [ -n "$forge_detect_cmake" ]; then
+		forge_detect_build_dir "$1"
+		forge_steps="[$forge_detect_cmake]"
+	elif [ -n "$forge_detect_meson" ]; then
+		forge_detect_build_dir "$1"
+		forge_steps="[$forge_detect_meson]"
+	elif [ -n "$forge_detect_build" ]; then
+		forge_steps="[$forge_detect_build]"
+	fi
+	forge_steps_tested=false
+	return 1
+}
+
 # forge_steps_select ROOT: sets forge_steps from verify.steps in the merged
-# configuration, else from detection. Exits 64 when there is nothing to run.
+# configuration (forge_steps_tested null), else from detection. When
+# detection finds nothing that runs tests: the build it found alone with
+# verify.buildOnly true (forge_steps_tested false), else exit 64 naming what
+# was looked at.
 forge_steps_select() {
+	forge_steps_tested=null forge_steps_pick=''
 	forge_steps=$(forge_config_get verify.steps)
 	# (An empty list was refused when the configuration was read.)
 	[ -z "$forge_steps" ] || return 0
-	forge_steps_detect "$1" ||
-		forge_die 64 "no verification steps found: add verify.steps to forge.json or pass -- COMMAND"
+	forge_steps_detect "$1" && return 0
+	if [ -n "$forge_steps" ] && [ "$(forge_config_get verify.buildOnly)" = true ]; then
+		forge_steps_tested=false
+		return 0
+	fi
+	if [ -n "$forge_steps" ]; then
+		forge_die 64 "no tests found: only a build ($(printf '%s' "$forge_steps" | jq -r '.[0].run')); looked at $forge_detect_looked. Set verify.buildOnly: true to accept a build alone, add verify.steps to forge.json or pass -- COMMAND"
+	fi
+	forge_die 64 "no tests found: looked at $forge_detect_looked. Add verify.steps to forge.json or pass -- COMMAND"
+}
+
+# forge_step_pick INDEX DIR: for the detected step INDEX (0-based) whose
+# make target depends on a Makefile an earlier step generated
+# (forge_steps_pick), sets forge_step_run to `make test` or `make check`
+# from the makefile now in DIR. When it has neither: returns 1 (skip the
+# step) with verify.buildOnly true, setting forge_steps_tested false; else
+# exits 64.
+forge_step_pick() {
+	[ -n "${forge_steps_pick:-}" ] && [ "$1" = "$forge_steps_pick" ] || return 0
+	forge_make_target=''
+	for forge_f in GNUmakefile makefile Makefile; do
+		[ -f "$2/$forge_f" ] || continue
+		forge_makefile_test_target "$2/$forge_f"
+		break
+	done
+	if [ -n "$forge_make_target" ]; then
+		forge_step_run="make $forge_make_target"
+		return 0
+	fi
+	if [ "$(forge_config_get verify.buildOnly)" = true ]; then
+		forge_steps_tested=false
+		return 1
+	fi
+	forge_die 64 "no tests found: the makefile the build generated has no test: or check: target. Set verify.buildOnly: true to accept a build alone, add verify.steps to forge.json or pass -- COMMAND"
 }
 
 # forge_step_get INDEX DEFAULT_TIMEOUT: sets forge_step_name, forge_step_run,
@@ -304,6 +480,7 @@ forge_verify_step() {
 	forge_step_status=$(forge_step_label "$forge_vs_name" "$forge_vs_run")
 	forge_run_log "$forge_vs_n" "$forge_vs_file"
 	forge_step_exec "$forge_run_log" "$forge_vs_timeout" "$@"
+	forge_step_classify "$forge_vs_run" "${forge_exec_isolated:-false}"
 	forge_step_status=
 	forge_step_report "$forge_vs_name" "$forge_vs_run" ".forge/runs/$forge_run_id/$forge_vs_log"
 }
@@ -334,6 +511,7 @@ forge_verify_execute() {
 		while [ "$forge_exec_n" -lt "$forge_exec_count" ]; do
 			forge_step_get "$forge_exec_n" "$forge_default_timeout"
 			forge_exec_n=$((forge_exec_n + 1))
+			forge_step_pick "$((forge_exec_n - 1))" "$forge_exec_dir" || continue
 			forge_verify_step "$forge_exec_n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
 				"$forge_step_timeout" sh -c -- "$forge_step_run"
 			set -- "$@" "$forge_step_name" "$forge_step_run" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"
@@ -347,15 +525,136 @@ forge_verify_execute() {
 	forge_exit_signal
 }
 
-# forge_verify_judge: sets forge_verdict from the step that just ran.
+# forge_step_missing: sets forge_step_missing to the first command the log
+# of the step that just ran (forge_step_log) says was not found: by the
+# shells (dash, bash, busybox), make running a recipe line itself, env, or
+# forge-timeout; to nothing when none is named.
+forge_step_missing() {
+	forge_step_missing=$(sed -n -E \
+		-e 's/^.*: [0-9]+: (.+): not found$/\1/;t found' \
+		-e 's/^.*: line [0-9]+: (.+): command not found$/\1/;t found' \
+		-e 's/^[^: ]+: (.+): command not found$/\1/;t found' \
+		-e 's/^g?make(\[[0-9]+\])?: (.+): (No such file or directory|Command not found)$/\2/;t found' \
+		-e "s/^env: '(.+)': No such file or directory\$/\\1/;t found" \
+		-e 's/^forge-timeout: error: cannot run (.+): No such file or directory$/\1/;t found' \
+		-e 's/^(ba|da)?sh: (.+): not found$/\2/;t found' \
+		-e d -e ':found' -e 'p;q' -- "$forge_step_log" 2>/dev/null | cut -c 1-100)
+}
+
+# forge_step_own_module DIR: sets forge_step_module to the project's own
+# Python package that the log of the step that just ran says cannot be
+# imported (a package or module at DIR or under DIR/src), or to nothing. Only
+# the top-level name counts: a missing submodule of an importable package
+# (No module named 'pkg.sub') is the code's failure.
+forge_step_own_module() {
+	forge_step_module=''
+	for forge_m in $(sed -n -E \
+		-e "s/^.*ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)'\$/\\1/p" \
+		-e 's/^.*ImportError: No module named ([A-Za-z_][A-Za-z0-9_]*)$/\1/p' \
+		-- "$forge_step_log" 2>/dev/null | head -n 20); do
+		for forge_d in "$1/src" "$1"; do
+			if [ -f "$forge_d/$forge_m/__init__.py" ] || [ -f "$forge_d/$forge_m.py" ]; then
+				forge_step_module=$forge_m forge_step_module_dir=${forge_d#"$1"}
+				return 0
+			fi
+		done
+	done
+}
+
+# forge_step_npm_missing RUN ISOLATED: true, with forge_step_reason "not
+# installed" and its hint, when the failed step RUN is npm's in a plain run
+# (ISOLATED false) of a project that declares dependencies but has no
+# node_modules: whatever it then missed (a module, a tool of a dependency)
+# was never installed.
+forge_step_npm_missing() {
+	case $1 in npm | 'npm '*) ;; *) return 1 ;; esac
+	[ "$2" = false ] && [ ! -d "$forge_exec_dir/node_modules" ] && [ -f "$forge_exec_dir/package.json" ] &&
+		jq -e '(.dependencies // {}) + (.devDependencies // {}) | length > 0' \
+			-- "$forge_exec_dir/package.json" >/dev/null 2>&1 || return 1
+	forge_step_reason='not installed'
+	forge_step_hint="the project's npm dependencies are not installed (no node_modules): run npm ci (or npm install), or verify with --isolated, which runs that setup in the copy"
+}
+
+# forge_step_classify RUN ISOLATED: tells a broken environment from failing
+# code once a step has ended (SPEC 3.1), from its exit status, RUN (its
+# command as shown) and its log: a command not found anywhere in it (also
+# under make, whose Error 127 becomes its own exit 2), pytest's exit codes
+# 2-5, an import error of the project's own package, and (ISOLATED false) an
+# npm project whose dependencies are not installed are ERRORs, the streak
+# untouched. Refines forge_step_reason ("not found", "no tests", "test
+# runner", "not importable", "not installed") and sets forge_step_hint, the
+# one-line hint for the error message.
+forge_step_classify() {
+	forge_step_hint=''
+	case $forge_step_reason in exit | 'not found') forge_step_npm_missing "$1" "$2" && return 0 ;; esac
+	case $forge_step_reason in
+	'not found')
+		forge_step_missing
+		if [ -n "$forge_step_missing" ]; then
+			forge_step_hint="'$forge_step_missing' is not installed or not on PATH"
+		else
+			forge_step_hint="its command or a tool it runs is missing"
+		fi
+		return 0 ;;
+	'not executable')
+		forge_step_hint="its command or a tool it runs cannot be executed"
+		return 0 ;;
+	exit) ;;
+	*) return 0 ;;
+	esac
+	if grep -Eq '^g?make(\[[0-9]+\])?: \*\*\* .*Error 127$' -- "$forge_step_log" 2>/dev/null; then
+		forge_step_reason='not found'
+		forge_step_missing
+		forge_step_hint="make ran a command that was not found"
+		[ -z "$forge_step_missing" ] ||
+			forge_step_hint="$forge_step_hint: '$forge_step_missing' is not installed or not on PATH"
+		return 0
+	fi
+	forge_step_own_module "$forge_exec_dir"
+	if [ -n "$forge_step_module" ]; then
+		forge_step_reason='not importable'
+		if [ "$forge_step_module_dir" = /src ]; then
+			forge_step_hint="the project's own package '$forge_step_module' (src/) cannot be imported: detected pytest steps put src on PYTHONPATH; a package that must be built or installed first needs a setup step (verify.isolated.setup: pip install -e .) and --isolated, see forge-verify(1)"
+		else
+			forge_step_hint="the project's own package '$forge_step_module' cannot be imported from the root: install it (pip install -e .) or set PYTHONPATH in verify.steps, see forge-verify(1)"
+		fi
+		return 0
+	fi
+	if printf '%s\n' "$1" | grep -Eq '^([A-Za-z_][A-Za-z0-9_]*=[^ ]* )*(pytest|py\.test|python[0-9.]* -m pytest)( |$)'; then
+		case $forge_step_exit in
+		2) forge_step_reason='test runner'
+			forge_step_hint="pytest was interrupted before the tests ran (exit 2), e.g. by errors while collecting them: see the log" ;;
+		3) forge_step_reason='test runner'
+			forge_step_hint="pytest had an internal error (exit 3)" ;;
+		4) forge_step_reason='test runner'
+			forge_step_hint="pytest refused its command line or configuration (exit 4: a usage error, e.g. minversion or an unknown option)" ;;
+		5) forge_step_reason='no tests'
+			forge_step_hint="pytest collected no tests (exit 5)" ;;
+		esac
+		return 0
+	fi
+	case $1 in
+	*ctest*)
+		if grep -q '^No tests were found!!!$' -- "$forge_step_log" 2>/dev/null; then
+			forge_step_reason='no tests'
+			forge_step_hint="ctest found no registered tests: the project registers them only with options its defaults leave off; set verify.steps"
+		fi ;;
+	esac
+}
+
+# forge_verify_judge: sets forge_verdict from the step that just ran (its
+# reason as forge_step_classify left it): a failure of the code is a FAIL,
+# a broken environment an ERROR with its hint on stderr.
 forge_verify_judge() {
 	case $forge_step_reason in
 	'') ;;
 	interrupted) forge_verdict=ERROR ;;
-	'not executable' | 'not found')
+	exit | timeout) forge_verdict=FAIL ;;
+	*)
 		forge_verdict=ERROR
-		forge_error "$(printf "step '%s' (%s)" "$forge_vs_name" "$forge_vs_run" | forge_printable): $forge_step_reason (exit $forge_step_exit): its command or a tool it runs is missing" ;;
-	*) forge_verdict=FAIL ;;
+		forge_error "$(printf "step '%s' (%s): %s (exit %s): %s" "$forge_vs_name" "$forge_vs_run" \
+			"$forge_step_reason" "$forge_step_exit" "${forge_step_hint:-a broken environment, not a failure of the code}" |
+			forge_printable)" ;;
 	esac
 }
 

@@ -37,6 +37,25 @@ streak() { forge-state get .forge/breaker streak; }
 	assert_failure 1
 }
 
+@test "three environment errors (a tool missing under make, pytest refusing to start, a missing import) leave the streak at 0" {
+	unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+	mkdir -p "$SCRATCH/bin" mypkg
+	printf '#!/bin/sh\nexit 4\n' >"$SCRATCH/bin/pytest"
+	chmod +x "$SCRATCH/bin/pytest"
+	touch mypkg/__init__.py
+	printf 'test:\n\tno-such-coverage-forge run\n' >Makefile
+	run forge-verify
+	assert_failure 69
+	PATH=$SCRATCH/bin:$PATH run forge-verify -- pytest
+	assert_failure 69
+	run forge-verify -- python3 -c 'raise ModuleNotFoundError("No module named '"'mypkg'"'")'
+	assert_failure 69
+	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
+	run forge-verify --breaker
+	assert_success
+	[ "$(grep -c '"verdict":"ERROR"' .forge/timeline.jsonl)" = 3 ]
+}
+
 @test "an ERROR (bad config) leaves the streak alone" {
 	forge-verify -- false || true
 	forge-verify -- false || true

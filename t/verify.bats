@@ -268,12 +268,12 @@ JSON
 }
 
 @test "detect: GNUmakefile is the one make reads, before makefile and Makefile" {
-	printf 'all:\n\t@true\n' >GNUmakefile
+	printf 'check:\n\t@true\n' >GNUmakefile
 	printf 'test:\n\t@false\n' >Makefile
 	run forge-verify
 	assert_success
 	run step_runs
-	assert_output make
+	assert_output 'make check'
 }
 
 @test "detect: a makefile without test/check does not match: the next rule is tried" {
@@ -286,21 +286,24 @@ JSON
 	assert_output 'npm test'
 }
 
-@test "detect: a makefile without test/check and nothing else -> make, the last resort" {
+@test "detect: a makefile without test/check and nothing else: no tests found (make is no last resort)" {
 	printf 'check := 1\nall:\n\t@true\n' >GNUmakefile
 	run forge-verify
-	assert_success
-	run step_runs
-	assert_output make
+	assert_failure 64
+	assert_output --partial 'no tests found'
 }
 
-@test "detect: configure.ac beside a makefile without test/check -> make (configure.ac counts only without one)" {
+@test "detect: configure.ac beside a makefile without test/check -> autoreconf, configure, make; the generated check" {
+	stub autoreconf
 	printf 'all:\n\t@true\n' >Makefile
 	touch configure.ac
+	printf '#!/bin/sh\nprintf "all:\\n\\t@true\\ncheck:\\n\\t@echo ok >checked\\n" >Makefile\n' >configure
+	chmod +x configure
 	run forge-verify
 	assert_success
+	[ -f checked ]
 	run step_runs
-	assert_output make
+	assert_output $'autoreconf -fi && ./configure && make\nmake check'
 }
 
 @test "detect: package.json scripts -> npm run build, npm test" {
@@ -364,8 +367,10 @@ JSON
 
 @test "detect: a Python project without pytest on PATH -> python3 -m pytest" {
 	touch setup.cfg
-	# Only the shell's builtins: no pytest anywhere on PATH.
-	run env PATH=/nonexistent /bin/sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_steps_detect . && printf "%s\n" "$forge_steps"'
+	# The tools detection uses, but no pytest anywhere on PATH.
+	mkdir -p "$SCRATCH/tools"
+	for tool in git jq grep sed tr; do ln -s "$(command -v "$tool")" "$SCRATCH/tools/$tool"; done
+	run env PATH="$SCRATCH/tools" /bin/sh -c '. "$FORGE_LIBDIR/forge.sh" && forge_steps_detect . && printf "%s\n" "$forge_steps"'
 	assert_success
 	assert_output '[{"name":"test","run":"python3 -m pytest"}]'
 }
@@ -403,7 +408,8 @@ JSON
 @test "nothing to run: exit 64 with the hint, recorded as ERROR" {
 	run forge-verify
 	assert_failure 64
-	assert_output --partial 'no verification steps found: add verify.steps to forge.json or pass -- COMMAND'
+	assert_output --partial 'no tests found: looked at'
+	assert_output --partial 'Add verify.steps to forge.json or pass -- COMMAND'
 	[ "$(last_record | jq -r .verdict)" = ERROR ]
 }
 
