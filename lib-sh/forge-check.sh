@@ -60,18 +60,19 @@ forge_check() {
 	[ -z "$forge_check_escaped" ]
 }
 
-# forge_check_run ROOT NAME BACKEND [fast]: the work of forge_check, in a
-# subshell with its own traps (the caller's stay as they are); prints the
-# result lines, exits 0 (all held), 1 (some got through) or 70.
-forge_check_run() (
-	root=$1 name=$2 backend=$3 mode=${4:-all}
+# forge_check_run ROOT NAME BACKEND [fast]: the work of forge_check; runs in
+# a subshell, with traps of its own (the caller's stay as they are); prints
+# the result lines, exits 0 (all held), 1 (some got through) or 69/70/73.
+forge_check_run() {
+	forge_ck_root=$1 forge_ck_name=$2 forge_ck_backend=$3 forge_ck_mode=${4:-all}
 	forge_libexec_path forge-probe
-	probe=$forge_libexec
-	[ -x "$probe" ] || forge_die 69 "forge-probe is not installed ($probe)"
-	if [ -L "$root/.forge" ] || [ ! -d "$root/.forge" ]; then
-		forge_die 73 "$root/.forge is not a folder: the probe cannot be placed where the sandbox sees it"
+	forge_ck_probe=$forge_libexec
+	[ -x "$forge_ck_probe" ] || forge_die 69 "forge-probe is not installed ($forge_ck_probe)"
+	if [ -L "$forge_ck_root/.forge" ] || [ ! -d "$forge_ck_root/.forge" ]; then
+		forge_die 73 "$forge_ck_root/.forge is not a folder: the probe cannot be placed where the sandbox sees it"
 	fi
-	work='' bin='' listener=''
+	forge_ck_work='' forge_ck_bin='' forge_ck_listener='' forge_ck_nl='
+'
 	trap 'forge_check_cleanup' EXIT
 	trap 'forge_check_cleanup; exit 129' HUP
 	trap 'forge_check_cleanup; exit 130' INT
@@ -81,103 +82,101 @@ forge_check_run() (
 	# mount, passable (not listable) so the sandbox's user could reach the
 	# canary if it were there.
 	forge_check_place
-	work=$(umask 077 && mktemp -d "$forge_check_place/forge-check.XXXXXX") ||
+	forge_ck_work=$(umask 077 && mktemp -d "$forge_check_place/forge-check.XXXXXX") ||
 		forge_die 73 "cannot create a folder in $forge_check_place"
-	chmod 0711 -- "$work" || forge_die 73 "cannot set the mode of $work"
-	nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n') && [ "${#nonce}" -eq 16 ] ||
-		forge_die 70 "cannot read /dev/urandom"
-	(umask 022 && printf '%s\n' "$nonce" >"$work/canary") || forge_die 73 "cannot write $work/canary"
+	chmod 0711 -- "$forge_ck_work" || forge_die 73 "cannot set the mode of $forge_ck_work"
+	forge_ck_nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n') || forge_ck_nonce=
+	[ "${#forge_ck_nonce}" -eq 16 ] || forge_die 70 "cannot read /dev/urandom"
+	(umask 022 && printf '%s\n' "$forge_ck_nonce" >"$forge_ck_work/canary") || forge_die 73 "cannot write $forge_ck_work/canary"
 
 	# The probe goes into .forge, which both backends mount read-only at
 	# the same path: made here with a name of its own, never through a link.
-	bin=$(mktemp "$root/.forge/forge-probe.XXXXXX") || forge_die 73 "cannot create the probe in $root/.forge"
-	{ cat -- "$probe" >"$bin" && chmod 0755 -- "$bin"; } || forge_die 73 "cannot write $bin"
+	forge_ck_bin=$(mktemp "$forge_ck_root/.forge/forge-probe.XXXXXX") || forge_die 73 "cannot create the probe in $forge_ck_root/.forge"
+	{ cat -- "$forge_ck_probe" >"$forge_ck_bin" && chmod 0755 -- "$forge_ck_bin"; } || forge_die 73 "cannot write $forge_ck_bin"
 
 	# The listeners: their ports come through a FIFO, which the listener
 	# closes once it listens.
-	mkfifo -m 600 -- "$work/ports" || forge_die 73 "cannot create $work/ports"
-	"$probe" listen "$work/hits" "$nonce" <&- >"$work/ports" 2>"$work/listen.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
-	listener=$!
-	set -- run --nonce "$nonce" --canary "$work/canary" --forge-dir "$root/.forge" --seccomp
-	while read -r tag addr port; do
-		case $tag in
-		loopback) set -- "$@" --loopback "$addr:$port" ;;
-		private) set -- "$@" --private "$addr:$port" ;;
-		outside) [ -z "$forge_sandbox_egress" ] || set -- "$@" --outside "$addr:$port" ;;
+	mkfifo -m 600 -- "$forge_ck_work/ports" || forge_die 73 "cannot create $forge_ck_work/ports"
+	"$forge_ck_probe" listen "$forge_ck_work/hits" "$forge_ck_nonce" <&- >"$forge_ck_work/ports" 2>"$forge_ck_work/listen.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+	forge_ck_listener=$!
+	set -- run --nonce "$forge_ck_nonce" --canary "$forge_ck_work/canary" --forge-dir "$forge_ck_root/.forge" --seccomp
+	while read -r forge_ck_tag forge_ck_addr forge_ck_port; do
+		case $forge_ck_tag in
+		loopback) set -- "$@" --loopback "$forge_ck_addr:$forge_ck_port" ;;
+		private) set -- "$@" --private "$forge_ck_addr:$forge_ck_port" ;;
+		outside) [ -z "$forge_sandbox_egress" ] || set -- "$@" --outside "$forge_ck_addr:$forge_ck_port" ;;
 		esac
-	done <"$work/ports"
-	case " $* " in *' --loopback '*) ;; *) forge_die 70 "forge-probe could not listen on the host: $(cat -- "$work/listen.err" 2>/dev/null)" ;; esac
+	done <"$forge_ck_work/ports"
+	case " $* " in *' --loopback '*) ;; *) forge_die 70 "forge-probe could not listen on the host: $(cat -- "$forge_ck_work/listen.err" 2>/dev/null)" ;; esac
 
 	# What the probes must leave as they found it.
-	forge_git_common_dir "$root" || forge_die 69 "cannot find the git common dir of $root"
-	common=$forge_common_dir
-	gitdir=$(forge_git -C "$root" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $root"
-	nl='
-'
-	leftovers=$root/.forge/forge-probe.$nonce$nl
-	if [ "$mode" != fast ]; then
-		set -- "$@" --hooks "$common/hooks" --config "$common/config" --commondir "$gitdir/commondir" \
-			--alternates "$common/objects/info/alternates" --proc-sys --tty
+	forge_git_common_dir "$forge_ck_root" || forge_die 69 "cannot find the git common dir of $forge_ck_root"
+	forge_ck_common=$forge_common_dir
+	forge_ck_gitdir=$(forge_git -C "$forge_ck_root" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $forge_ck_root"
+	forge_ck_leftovers=$forge_ck_root/.forge/forge-probe.$forge_ck_nonce$forge_ck_nl
+	if [ "$forge_ck_mode" != fast ]; then
+		set -- "$@" --hooks "$forge_ck_common/hooks" --config "$forge_ck_common/config" --commondir "$forge_ck_gitdir/commondir" \
+			--alternates "$forge_ck_common/objects/info/alternates" --proc-sys --tty
 		[ -z "$forge_sandbox_secrets" ] || set -- "$@" --secrets
-		leftovers=$leftovers$common/hooks/forge-probe.$nonce$nl
-		[ -e "$gitdir/commondir" ] || [ -L "$gitdir/commondir" ] || leftovers=$leftovers$gitdir/commondir$nl
-		[ -e "$common/objects/info/alternates" ] || [ -L "$common/objects/info/alternates" ] ||
-			leftovers=$leftovers$common/objects/info/alternates$nl
+		forge_ck_leftovers=$forge_ck_leftovers$forge_ck_common/hooks/forge-probe.$forge_ck_nonce$forge_ck_nl
+		[ -e "$forge_ck_gitdir/commondir" ] || [ -L "$forge_ck_gitdir/commondir" ] || forge_ck_leftovers=$forge_ck_leftovers$forge_ck_gitdir/commondir$forge_ck_nl
+		[ -e "$forge_ck_common/objects/info/alternates" ] || [ -L "$forge_ck_common/objects/info/alternates" ] ||
+			forge_ck_leftovers=$forge_ck_leftovers$forge_ck_common/objects/info/alternates$forge_ck_nl
 	fi
 
 	# Through the exec path of forge-sandbox exec, bounded; no terminal in.
 	forge_helper_path forge-timeout
-	timeout=$forge_helper
-	status=0
-	if [ "$backend" = bwrap ]; then
+	forge_ck_timeout=$forge_helper
+	forge_ck_status=0
+	if [ "$forge_ck_backend" = bwrap ]; then
 		forge_helper_path forge-shell
-		(cd "$root" && FORGE_SANDBOX_CONTAINER=$name exec "$timeout" -k 2 30 "$forge_helper" --exec-kill-group "$bin" "$@") \
-			</dev/null >"$work/out" 2>"$work/err" 8>&- || status=$?
+		(cd "$forge_ck_root" && FORGE_SANDBOX_CONTAINER=$forge_ck_name exec "$forge_ck_timeout" -k 2 30 "$forge_helper" --exec-kill-group "$forge_ck_bin" "$@") \
+			</dev/null >"$forge_ck_work/out" 2>"$forge_ck_work/err" 8>&- || forge_ck_status=$?
 	else
 		forge_msb_require
-		"$timeout" -k 2 30 "$forge_msb" exec --quiet "$name" --no-tty -w "$root" -- "$bin" "$@" \
-			</dev/null >"$work/out" 2>"$work/err" 8>&- || status=$?
+		"$forge_ck_timeout" -k 2 30 "$forge_msb" exec --quiet "$forge_ck_name" --no-tty -w "$forge_ck_root" -- "$forge_ck_bin" "$@" \
+			</dev/null >"$forge_ck_work/out" 2>"$forge_ck_work/err" 8>&- || forge_ck_status=$?
 	fi
-	if [ "$status" -ne 0 ] || [ ! -s "$work/out" ]; then
-		forge_error "the containment probe did not run in $name (exit $status):"
-		grep -av '^forge-probe: haystack ' "$work/err" | tail -n 5 | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
+	if [ "$forge_ck_status" -ne 0 ] || [ ! -s "$forge_ck_work/out" ]; then
+		forge_error "the containment probe did not run in $forge_ck_name (exit $forge_ck_status):"
+		grep -av '^forge-probe: haystack ' "$forge_ck_work/err" | tail -n 5 | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
 		exit 70
 	fi
 
 	# The host's own evidence.
-	: >"$work/overrides"
-	[ -f "$work/hits" ] || : >"$work/hits"
-	while read -r tag; do
-		case $tag in
+	: >"$forge_ck_work/overrides"
+	[ -f "$forge_ck_work/hits" ] || : >"$forge_ck_work/hits"
+	while read -r forge_ck_tag; do
+		case $forge_ck_tag in
 		loopback) printf 'loopback\tescaped\tthe host'\''s loopback listener saw a connection\n' ;;
 		private) printf 'non-public\tescaped\ta listener on a host address saw a connection\n' ;;
 		outside) printf 'outside-allow-list\tescaped\tthe listener for a name outside the list saw a connection\n' ;;
 		esac
-	done <"$work/hits" >>"$work/overrides"
-	while [ -n "$leftovers" ]; do
-		path=${leftovers%%"$nl"*}
-		leftovers=${leftovers#*"$nl"}
-		forge_check_remove "$path" || continue
-		case $path in
-		*/.forge/*) which=forge-dir ;;
-		*/hooks/*) which=hooks ;;
-		*/commondir) which=commondir ;;
-		*) which=alternates ;;
+	done <"$forge_ck_work/hits" >>"$forge_ck_work/overrides"
+	while [ -n "$forge_ck_leftovers" ]; do
+		forge_ck_path=${forge_ck_leftovers%%"$forge_ck_nl"*}
+		forge_ck_leftovers=${forge_ck_leftovers#*"$forge_ck_nl"}
+		forge_check_remove "$forge_ck_path" || continue
+		case $forge_ck_path in
+		*/.forge/*) forge_ck_which=forge-dir ;;
+		*/hooks/*) forge_ck_which=hooks ;;
+		*/commondir) forge_ck_which=commondir ;;
+		*) forge_ck_which=alternates ;;
 		esac
-		printf '%s\tescaped\t%s was left on the host (removed)\n' "$which" "$path" >>"$work/overrides"
+		printf '%s\tescaped\t%s was left on the host (removed)\n' "$forge_ck_which" "$forge_ck_path" >>"$forge_ck_work/overrides"
 	done
 	[ -n "$forge_sandbox_egress" ] ||
-		printf 'outside-allow-list\tna\topen egress: no allow-list to test\n' >>"$work/overrides"
-	if [ "$mode" != fast ]; then
+		printf 'outside-allow-list\tna\topen egress: no allow-list to test\n' >>"$forge_ck_work/overrides"
+	if [ "$forge_ck_mode" != fast ]; then
 		if [ -z "$forge_sandbox_secrets" ]; then
-			printf 'secret\tna\tno secret is configured\n' >>"$work/overrides"
+			printf 'secret\tna\tno secret is configured\n' >>"$forge_ck_work/overrides"
 		else
-			forge_check_secrets "$work/err" >>"$work/overrides"
+			forge_check_secrets "$forge_ck_work/err" >>"$forge_ck_work/overrides"
 		fi
 	fi
-	if [ "$mode" = fast ]; then want=$forge_check_fast; else want=$forge_check_all; fi
-	forge_check_verdicts "$want" "$work/overrides" "$work/out"
-)
+	if [ "$forge_ck_mode" = fast ]; then forge_ck_want=$forge_check_fast; else forge_ck_want=$forge_check_all; fi
+	forge_check_verdicts "$forge_ck_want" "$forge_ck_work/overrides" "$forge_ck_work/out"
+}
 
 # forge_check_place: sets forge_check_place to the first of the state
 # folder, TMPDIR and /tmp that lies outside every mount of the plan
@@ -270,15 +269,15 @@ forge_check_verdicts() {
 # forge_check_cleanup: the EXIT trap of forge_check_run: stops the listener,
 # removes the probe from .forge and the private folder.
 forge_check_cleanup() {
-	if [ -n "${listener:-}" ]; then
-		kill "$listener" 2>/dev/null || :
-		wait "$listener" 2>/dev/null || :
-		listener=
+	if [ -n "${forge_ck_listener:-}" ]; then
+		kill "$forge_ck_listener" 2>/dev/null || :
+		wait "$forge_ck_listener" 2>/dev/null || :
+		forge_ck_listener=
 	fi
-	[ -z "${bin:-}" ] || rm -f -- "$bin"
-	bin=
-	[ -z "${work:-}" ] || forge_rm_tree "$work"
-	work=
+	[ -z "${forge_ck_bin:-}" ] || rm -f -- "$forge_ck_bin"
+	forge_ck_bin=
+	[ -z "${forge_ck_work:-}" ] || forge_rm_tree "$forge_ck_work"
+	forge_ck_work=
 }
 
 # forge_check_print NAME BACKEND JSON: prints forge_check_results for
