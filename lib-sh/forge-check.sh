@@ -186,7 +186,9 @@ forge_check_place() {
 		(umask 077 && mkdir -p -- "$forge_cp_dir") 2>/dev/null || continue
 		forge_canon_dir "$forge_cp_dir" || continue
 		forge_cp_dir=$forge_canon forge_cp_ok=1
-		forge_cp_rest=$forge_mounts${forge_mounts_project_held:+ro $forge_mounts_project_held}
+		forge_cp_rest=$forge_mounts
+		[ -z "${forge_mounts_project_held:-}" ] || forge_cp_rest="${forge_cp_rest}ro $forge_mounts_project_held
+"
 		while [ -n "$forge_cp_rest" ]; do
 			forge_cp_line=${forge_cp_rest%%'
 '*}

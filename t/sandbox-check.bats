@@ -221,3 +221,17 @@ broken_seccomp() {
 	run grep -c forge-check-secret-value-4711 <<<"$output$stderr"
 	assert_output 0
 }
+
+@test "check in a linked worktree (the project mounted read-only around it): up hands it out, the probes aim at its own git dir" {
+	need_bwrap
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}'
+	git -C "$REPO" worktree add -q "$SCRATCH/linked"
+	LINKED=$(cd "$SCRATCH/linked" && pwd -P)
+	cd "$LINKED"
+	run --separate-stderr forge-sandbox up
+	assert_success
+	run --separate-stderr forge-sandbox check --json
+	forge-sandbox rm >/dev/null
+	[ "$(jq -r '.probes[] | select(.name == "commondir") | .detail' <<<"$output")" = "cannot open $REPO/.git/worktrees/linked/commondir for writing: Read-only file system" ]
+	[ "$(jq -r '.probes[] | select(.name == "canary") | .held' <<<"$output")" = true ]
+}
