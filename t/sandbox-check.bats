@@ -235,3 +235,18 @@ broken_seccomp() {
 	[ "$(jq -r '.probes[] | select(.name == "commondir") | .detail' <<<"$output")" = "cannot open $REPO/.git/worktrees/linked/commondir for writing: Read-only file system" ]
 	[ "$(jq -r '.probes[] | select(.name == "canary") | .held' <<<"$output")" = true ]
 }
+
+@test "docs: forge-sandbox(1) names every probe with its class and check's exit statuses; --help and README show check" {
+	page=$(groff -man -Tascii -P-c -P-b -P-u -P-o "$abs_top_srcdir/man/forge-sandbox.1" 2>/dev/null | tr -s ' \n' '  ')
+	for probe in canary:filesystem forge-dir:filesystem proc-sys:kernel loopback:network non-public:network outside-allow-list:network secret:secrets tty:process; do
+		[[ $page == *"${probe%%:*} (${probe#*:})"* ]] || fail "forge-sandbox(1) does not list ${probe%%:*} (${probe#*:})"
+	done
+	[[ $page == *"hooks, config, commondir, alternates (git)"* ]]
+	[[ $page == *"unshare, mount, keyctl, bpf, io_uring_setup (kernel)"* ]]
+	[[ $page == *"1 check: a probe got through"* ]]
+	[[ $page == *"sandbox it created or adopted failed its containment probes, and was removed"* ]]
+	run forge-sandbox --help
+	assert_line --partial 'forge-sandbox check [DIR] [--json]'
+	assert_line --partial '  check        containment self-test of the running sandbox'
+	grep -q '^### A sandbox proves it contains: `forge-sandbox check`$' "$abs_top_srcdir/README.md"
+}
