@@ -65,6 +65,8 @@ forge_check() {
 # the result lines, exits 0 (all held), 1 (some got through) or 69/70/73.
 forge_check_run() {
 	forge_ck_root=$1 forge_ck_name=$2 forge_ck_backend=$3 forge_ck_mode=${4:-all}
+	# What the probe writes out may hold a secret's value: owner-only.
+	umask 077
 	forge_libexec_path forge-probe
 	forge_ck_probe=$forge_libexec
 	[ -x "$forge_ck_probe" ] || forge_die 69 "forge-probe is not installed ($forge_ck_probe)"
@@ -124,19 +126,26 @@ forge_check_run() {
 			forge_ck_leftovers=$forge_ck_leftovers$forge_ck_common/objects/info/alternates$forge_ck_nl
 	fi
 
-	# Through the exec path of forge-sandbox exec, bounded; no terminal in.
+	# Through the exec path of forge-sandbox exec, bounded in time and in
+	# what it may write here (64 MiB of stderr: a probe that writes more
+	# dies of SIGPIPE and counts as not run); no terminal in.
 	forge_helper_path forge-timeout
 	forge_ck_timeout=$forge_helper
-	forge_ck_status=0
 	if [ "$forge_ck_backend" = bwrap ]; then
 		forge_helper_path forge-shell
-		(cd "$forge_ck_root" && FORGE_SANDBOX_CONTAINER=$forge_ck_name exec "$forge_ck_timeout" -k 2 30 "$forge_helper" --exec-kill-group "$forge_ck_bin" "$@") \
-			</dev/null >"$forge_ck_work/out" 2>"$forge_ck_work/err" 8>&- || forge_ck_status=$?
+		set -- "$forge_ck_timeout" -k 2 30 "$forge_helper" --exec-kill-group "$forge_ck_bin" "$@"
 	else
 		forge_msb_require
-		"$forge_ck_timeout" -k 2 30 "$forge_msb" exec --quiet "$forge_ck_name" --no-tty -w "$forge_ck_root" -- "$forge_ck_bin" "$@" \
-			</dev/null >"$forge_ck_work/out" 2>"$forge_ck_work/err" 8>&- || forge_ck_status=$?
+		set -- "$forge_ck_timeout" -k 2 30 "$forge_msb" exec --quiet "$forge_ck_name" --no-tty -w "$forge_ck_root" -- "$forge_ck_bin" "$@"
 	fi
+	echo 70 >"$forge_ck_work/status"
+	{
+		forge_ck_status=0
+		(cd "$forge_ck_root" && FORGE_SANDBOX_CONTAINER=$forge_ck_name exec "$@") </dev/null 2>&1 >"$forge_ck_work/out" 8>&- ||
+			forge_ck_status=$?
+		echo "$forge_ck_status" >"$forge_ck_work/status"
+	} | head -c 67108864 >"$forge_ck_work/err"
+	read -r forge_ck_status <"$forge_ck_work/status" || forge_ck_status=70
 	if [ "$forge_ck_status" -ne 0 ] || [ ! -s "$forge_ck_work/out" ]; then
 		forge_error "the containment probe did not run in $forge_ck_name (exit $forge_ck_status):"
 		grep -av '^forge-probe: haystack ' "$forge_ck_work/err" | tail -n 5 | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
