@@ -183,6 +183,11 @@ forge_check_run() {
 			forge_check_secrets "$forge_ck_work/err" >>"$forge_ck_work/overrides"
 		fi
 	fi
+	# A microVM has a kernel of its own: what the kernel probes test is then
+	# not the host's (the namespace backend shares the host's, always).
+	if [ "$forge_ck_backend" = msb ] && read -r forge_ck_boot </proc/sys/kernel/random/boot_id; then
+		printf 'kernel\tboot_id\t%s\n' "$forge_ck_boot" >>"$forge_ck_work/overrides"
+	fi
 	if [ "$forge_ck_mode" = fast ]; then forge_ck_want=$forge_check_fast; else forge_ck_want=$forge_check_all; fi
 	forge_check_verdicts "$forge_ck_want" "$forge_ck_work/overrides" "$forge_ck_work/out"
 }
@@ -246,16 +251,19 @@ forge_check_secrets() {
 
 # forge_check_verdicts WANT OVERRIDES OUT: prints the result lines of the
 # probes in WANT ("NAME:CLASS" words) from OUT, the probe's output, and
-# OVERRIDES, the host's evidence ("NAME<TAB>escaped|na|host<TAB>DETAIL"):
+# OVERRIDES, the host's evidence ("NAME<TAB>escaped|na|host<TAB>DETAIL"; for
+# an msb sandbox also "kernel<TAB>boot_id<TAB>ID", the host kernel's boot id):
 # escaped wins over what the probe said; na (nothing to test) is held; the
 # secrets probe holds only when the probe left it to the host ("host") and
-# the host found no value. A probe OUT does not answer got through; the
+# the host found no value; on a microVM whose boot id (the probe's first
+# line) is not the host's, the kernel probes test the guest's kernel: held. A probe OUT does not answer got through; the
 # class is the one WANT gives. Exits 0 when every probe held, else 1.
 forge_check_verdicts() {
 	# shellcheck disable=SC2016 # an awk program, not shell
 	head -c 65536 -- "$3" | LC_ALL=C awk -F '\t' -v want="$1" '
 		function clean(s) { gsub(/[^ -~]/, "?", s); return substr(s, 1, 300) }
 		FILENAME != "-" { if (!($1 in ov) || $2 == "escaped") ov[$1] = $2; od[$1] = (od[$1] != "") ? od[$1] "; " $3 : $3; next }
+		$1 == "boot_id" && $3 == "info" && !("boot_id" in seen) { seen["boot_id"] = 1; boot = $4; next }
 		!($1 in verdict) && ($3 == "held" || $3 == "escaped" || $3 == "host") { verdict[$1] = $3; detail[$1] = $4 }
 		END {
 			n = split(want, w, " "); bad = 0
@@ -270,6 +278,9 @@ forge_check_verdicts() {
 				}
 				if (o == "escaped") v = "escaped"
 				if (o == "escaped" || o == "host") d = od[name] "; " d
+				if (nc[2] == "kernel" && ov["kernel"] == "boot_id" && boot != "" && boot != od["kernel"] && o != "escaped") {
+					v = "held"; d = "the sandbox runs a kernel of its own (a microVM), not the host'"'"'s: " d
+				}
 				if (v != "held") bad = 1
 				printf "%s\t%s\t%s\t%s\n", name, nc[2], v, clean(d)
 			}

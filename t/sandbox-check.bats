@@ -153,6 +153,35 @@ nothing_left() {
 	[ "$(jq -r '.probes[] | select(.name == "tty") | .detail' <<<"$output")" = 'no answer from the probe' ]
 }
 
+@test "check (msb): a sandbox with a kernel of its own (another boot id, a microVM): the kernel probes test the guest's and hold" {
+	select_msb_backend
+	use_stub
+	printf '[{"created_at":"2026-11-30T00:00:00Z","image":"oc-forge-sandbox:latest","name":"%s","status":"Running"}]\n' \
+		"$NAME" >"$STUB_DIR/ls.out"
+	forge-sandbox up >/dev/null 2>&1
+	# What a microVM's guest answers (canned: no VM boots here): its own
+	# boot id, and system calls its own kernel allows.
+	{
+		printf 'boot_id\t-\tinfo\t00000000-1111-2222-3333-444444444444\n'
+		for probe in $PROBES; do
+			case ${probe#*:} in
+			kernel) printf '%s\tkernel\tescaped\tallowed\n' "${probe%%:*}" ;;
+			*) printf '%s\t%s\theld\tfine\n' "${probe%%:*}" "${probe#*:}" ;;
+			esac
+		done
+	} >"$STUB_DIR/exec.out"
+	echo 0 >"$STUB_DIR/exec.rc"
+	run --separate-stderr forge-sandbox check --json
+	assert_success
+	[ "$(jq -r '.probes[] | select(.name == "keyctl") | .detail' <<<"$output")" = "the sandbox runs a kernel of its own (a microVM), not the host's: allowed" ]
+	# The host's own boot id: the kernel probes count.
+	sed -i "s/00000000-1111-2222-3333-444444444444/$(cat /proc/sys/kernel/random/boot_id)/" "$STUB_DIR/exec.out"
+	rm -f "$STUB_DIR"/exec.count
+	run --separate-stderr forge-sandbox check --json
+	assert_failure 1
+	[ "$(jq -c '[.probes[] | select(.held | not) | .name]' <<<"$output")" = '["proc-sys","unshare","mount","keyctl","bpf","io_uring_setup"]' ]
+}
+
 @test "check: no sandbox is 69 (namespace backend, and msb knowing none); usage errors are 64" {
 	need_bwrap
 	BWRAP=
