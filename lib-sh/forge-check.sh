@@ -194,9 +194,14 @@ forge_check_run() {
 
 # forge_check_place: sets forge_check_place to the first of the state
 # folder, TMPDIR and /tmp that lies outside every mount of the plan
-# (forge_mounts); exits 73 when none does.
+# (forge_mounts); exits 73 when none does. When the sandbox runs as another
+# user (root starting another user's worktree), /tmp comes first: that user
+# could not pass root's own folders, and the canary must be one it could
+# read if it saw it.
 forge_check_place() {
-	for forge_cp_dir in "${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge" "${TMPDIR:-/tmp}" /tmp; do
+	set -- "${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge" "${TMPDIR:-/tmp}" /tmp
+	[ -z "${forge_bwrap_owner:-}" ] || set -- /tmp "$@"
+	for forge_cp_dir in "$@"; do
 		(umask 077 && mkdir -p -- "$forge_cp_dir") 2>/dev/null || continue
 		forge_canon_dir "$forge_cp_dir" || continue
 		forge_cp_dir=$forge_canon forge_cp_ok=1

@@ -19,6 +19,8 @@ setup() {
 teardown() {
 	[ -z "${BWRAP:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
 	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
+	[ -z "${OWNER_REPO:-}" ] || forge-sandbox rm "$OWNER_REPO" >/dev/null 2>&1 || :
+	[ -z "${OWNER:-}" ] || userdel "$OWNER" 2>/dev/null || :
 	forge_test_teardown
 }
 
@@ -102,6 +104,25 @@ nothing_left() {
 	assert_success
 	json_shape "$SCRATCH/check.json" "$(expected_name "$NOBODY_REPO")" bwrap
 	nothing_left "$NOBODY_REPO" "$SCRATCH/nobody/.local/state"
+}
+
+@test "check: root starting another user's worktree: the canary is one that user could read, and it is not there" {
+	need_bwrap
+	[ "$(id -u)" = 0 ] || skip "needs root"
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
+	OWNER=forge-c$$
+	chmod 755 "$SCRATCH"
+	useradd -M -d "$SCRATCH/owner" -s /bin/sh "$OWNER"
+	mkdir -p "$SCRATCH/owner"
+	make_repo "$SCRATCH/owner/repo"
+	chown -R "$OWNER:" "$SCRATCH/owner"
+	git config --global safe.directory '*'
+	OWNER_REPO=$SCRATCH/owner/repo
+	forge-sandbox up "$OWNER_REPO" >/dev/null 2>&1
+	run --separate-stderr forge-sandbox check "$OWNER_REPO" --json
+	detail=$(jq -r '.probes[] | select(.name == "canary") | .detail' <<<"$output")
+	[[ $detail == "cannot open /tmp/forge-check."*"/canary: No such file or directory" ]]
+	[ "$(jq -r '.probes[] | select(.name == "canary") | .held' <<<"$output")" = true ]
 }
 
 @test "check: an msb 'sandbox' whose exec runs on the host (the stub): every probe got through, exit 1, each named" {
