@@ -203,6 +203,28 @@ nothing_left() {
 	[ "$(jq -c '[.probes[] | select(.held | not) | .name]' <<<"$output")" = '["proc-sys","unshare","mount","keyctl","bpf","io_uring_setup"]' ]
 }
 
+@test "check: interrupted while the probe runs (TERM to its process group), it leaves nothing on the host" {
+	select_msb_backend
+	use_stub
+	printf '[{"created_at":"2026-11-30T00:00:00Z","image":"oc-forge-sandbox:latest","name":"%s","status":"Running"}]\n' \
+		"$NAME" >"$STUB_DIR/ls.out"
+	forge-sandbox up >/dev/null 2>&1
+	# An msb whose exec hangs, after saying so.
+	printf '#!/bin/sh\n[ "$1" != exec ] || { : >"%s/in-exec"; exec sleep 30; }\nexec "%s" "$@"\n' "$SCRATCH" "$FORGE_MSB" >"$SCRATCH/msb-hang"
+	chmod +x "$SCRATCH/msb-hang"
+	FORGE_MSB=$SCRATCH/msb-hang setsid forge-sandbox check >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do [ -e "$SCRATCH/in-exec" ] && break; sleep 0.1; done
+	[ -e "$SCRATCH/in-exec" ]
+	running_with 'forge-probe listen'
+	ls "$REPO"/.forge/forge-probe.* >/dev/null
+	kill -TERM -- "-$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" = 143 ]
+	nothing_left "$REPO" "$XDG_STATE_HOME"
+}
+
 @test "check: no sandbox is 69 (namespace backend, and msb knowing none); usage errors are 64" {
 	need_bwrap
 	BWRAP=
