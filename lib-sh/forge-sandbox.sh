@@ -978,6 +978,8 @@ forge_sandbox_bring_up() {
 	forge_sandbox_lock "$2"
 	if [ "$forge_backend" = bwrap ]; then
 		forge_bwrap_up "$1" "$2" "${3:-}"
+		# Created or adopted, it proves it contains before it is handed out.
+		forge_check_up "$1" "$2"
 	else
 		forge_sandbox_up "$1" "$2" "${3:-}"
 	fi
