@@ -143,8 +143,11 @@ forge_net_open_check() {
 	[ -z "$forge_net_missing" ]
 }
 
-# forge_net_nft_rules: prints the nft ruleset of open mode. This host's own
-# addresses (every interface, from `ip`) are rejected with the private ranges.
+# forge_net_nft_rules: prints the nft ruleset of open mode: the ranges that
+# forge-egress counts as not public (forge-egress(1); 240/4 holds the
+# broadcast address; the IPv6 forms that embed an IPv4 address are rejected
+# whole, nft cannot look inside them), and this host's own addresses (every
+# interface, from `ip`).
 forge_net_nft_rules() {
 	forge_nr_v4=$(ip -o -4 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
 	forge_nr_v6=$(ip -o -6 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
@@ -155,8 +158,8 @@ table inet forge_egress {
 		oifname "lo" accept
 		ip daddr 10.0.2.3 udp dport 53 accept
 		ip daddr 10.0.2.3 tcp dport 53 accept
-		ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 224.0.0.0/4, 255.255.255.255 } reject with icmp type admin-prohibited
-		ip6 daddr { ::/127, ::ffff:0:0/96, 64:ff9b::/96, fc00::/7, fe80::/10, ff00::/8 } reject with icmpv6 type admin-prohibited
+		ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4 } reject with icmp type admin-prohibited
+		ip6 daddr { ::/96, ::ffff:0:0/96, ::ffff:0:0:0/96, 64:ff9b::/96, 64:ff9b:1::/48, 2001::/32, 2002::/16, fc00::/7, fe80::/10, fec0::/10, ff00::/8 } reject with icmpv6 type admin-prohibited
 EOF
 	[ -z "$forge_nr_v4" ] ||
 		printf '\t\tip daddr { %s } reject with icmp type admin-prohibited\n' "$forge_nr_v4"

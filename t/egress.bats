@@ -35,6 +35,10 @@ setup_file() {
 	10.9.0.10 lan.public.test
 	100.64.1.1 cgnat.public.test
 	198.51.100.1 self.public.test
+	fec0::10 sitelocal.public.test
+	2002:c633:640a::1 sixtofour.public.test
+	2001:0:c633:640a::1 teredo.public.test
+	198.18.0.10 bench.public.test
 	EOF
 	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
 	net_build
@@ -215,6 +219,22 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 	assert_output ''
 }
 
+@test "an allowed name that resolves to a site-local, 6to4, Teredo or benchmarking address is refused" {
+	proxy '*.public.test'
+	run get http://sitelocal.public.test/
+	assert_line --index 0 'forge-egress: sitelocal.public.test resolves to fec0::10, which is not public (site-local (fec0::/10))'
+	assert_line --index 1 403
+	# 6to4 and Teredo embed IPv4 addresses (here a "public" one): refused whole.
+	run get http://sixtofour.public.test/
+	assert_line --index 0 'forge-egress: sixtofour.public.test resolves to 2002:c633:640a::1, which is not public (6to4 (2002::/16, embeds any IPv4 address))'
+	run get http://teredo.public.test/
+	assert_line --index 1 403
+	run get http://bench.public.test/
+	assert_line --index 1 403
+	run grep -c 'not public' "$ST/egress.log"
+	assert_output 4
+}
+
 @test "DNS rebinding cannot reach loopback: one resolution, and the checked address is the one connected to" {
 	proxy '*.public.test'
 	: >"$NET/dns.log"
@@ -333,6 +353,36 @@ open_egress() {
 	assert_failure
 	run sb nft list table inet forge_egress
 	assert_success
+}
+
+@test "open mode: site-local, 6to4, Teredo and IPv4-compatible destinations are rejected by the rules" {
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	ns_ready "$SB"
+	open_egress "$SB"
+	# Routes of the test's own (the sandbox's) namespace, so packets are made at all.
+	for net in fec0::/10 2002::/16 2001::/32 ::/96 2001:db8::/32; do
+		sb ip -6 route add "$net" dev tap0
+	done
+	errno() {
+		sb python3 -c 'import errno, socket, sys
+s = socket.socket(socket.AF_INET6)
+s.settimeout(2)
+try:
+    s.connect((sys.argv[1], 80))
+    print("connected")
+except socket.timeout:
+    print("timeout")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$1"
+	}
+	for addr in fec0::10 2002:c633:640a::1 2001:0:c633:640a::1 ::198.51.100.10; do
+		run errno "$addr"
+		assert_output EACCES
+	done
+	# A documentation address counts as public: not rejected (nothing answers).
+	run errno 2001:db8::10
+	refute_output EACCES
 }
 
 @test "open mode: names resolve through slirp4netns's DNS forwarder, the one DNS server the rules let through" {
