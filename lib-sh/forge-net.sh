@@ -322,6 +322,16 @@ forge_net_secrets_stop() {
 #                   (NUL-separated), read through a descriptor (--args 6)
 #                   so that the token is on no command line.
 
+# forge_net_mode EGRESS SECRETS: sets forge_net_mode to what the sandbox's
+# network is, from forge-sandbox's recorded egress flags EGRESS and its
+# SECRETS (ENV@HOST,... lines): "restricted" when every connection goes
+# through forge's proxy (an allow-list; or open egress with secrets, whose
+# values only a proxy can substitute: SPEC 4.5, then forge-egress allows
+# every public destination), "open" otherwise (slirp4netns and nft).
+forge_net_mode() {
+	if [ -n "$1" ] || [ -n "$2" ]; then forge_net_mode=restricted; else forge_net_mode=open; fi
+}
+
 # forge_net_bwrap_render DATADIR MODE SECRETS: adds the bwrap arguments
 # of MODE (restricted or open) to forge_bwrap_plan: what the sandbox must
 # see at start. Writes nothing (plan uses it too).
@@ -352,8 +362,8 @@ forge_net_bwrap_render() {
 # sandbox starts: stops what a previous run left, refuses (69) when MODE
 # cannot be enforced here, makes STATEDIR/net, and for restricted starts
 # forge-egress with the allow@ entries of EGRESS (forge-sandbox's recorded
-# egress flags), or with SECRETS (ENV@HOST,... lines) the secrets proxy in
-# front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
+# egress flags; none: "*", open egress through the proxy), or with SECRETS
+# (ENV@HOST,... lines) the secrets proxy in front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
 # filesystem's CA bundle, which ca-bundle.crt extends. Files in DATADIR are
 # written as forge_bwrap_owner (forge_bwrap_as_owner); an allow-list in a
 # sandbox root starts for another user is refused (69): forge-egress would
@@ -367,7 +377,7 @@ forge_net_bwrap_prepare() {
 			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2); or configure sandbox.network.allow"
 	fi
 	if [ "$2" = restricted ] && [ -n "${forge_bwrap_owner:-}" ]; then
-		forge_die 69 "an egress allow-list is not supported when root starts the namespace sandbox of another user's worktree: start it as that user"
+		forge_die 69 "an egress allow-list or secrets are not supported when root starts the namespace sandbox of another user's worktree: start it as that user"
 	fi
 	# As the owner: no link or other file of the owner's making is followed.
 	# shellcheck disable=SC2016 # a script for sh, with its arguments
@@ -382,10 +392,19 @@ forge_net_bwrap_prepare() {
 		forge_die 73 "cannot prepare $6/net for the sandbox's network"
 	case $2 in
 	restricted)
-		# The allow@ targets, one a line; "--net-default deny" alone: none.
-		for forge_nbp_w in $3; do
-			case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
-		done >"$1/rules" || forge_die 73 "cannot write $1/rules"
+		# The allow@ targets, one a line; "--net-default deny" alone: none;
+		# no flags at all (open egress with secrets): every public host.
+		if [ -z "$3" ]; then
+			printf '*\n' >"$1/rules"
+		else
+			# set -f: a "*.x" rule is no pattern for the files here.
+			(
+				set -f
+				for forge_nbp_w in $3; do
+					case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
+				done
+			) >"$1/rules"
+		fi || forge_die 73 "cannot write $1/rules"
 		# Closed: the lock (fd 8) and anything else the caller holds.
 		if [ -z "$4" ]; then
 			forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
