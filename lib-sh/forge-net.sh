@@ -347,6 +347,17 @@ forge_net_bwrap_render() {
 			for forge_nbr_name in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS; do
 				forge_bwrap_add --setenv "$forge_nbr_name" /etc/ssl/certs/ca-certificates.crt
 			done
+			# Each secret's variable holds its placeholder, as under msb.
+			forge_nbr_rest=$3
+			while [ -n "$forge_nbr_rest" ]; do
+				forge_nbr_line=${forge_nbr_rest%%'
+'*}
+				forge_nbr_rest=${forge_nbr_rest#"$forge_nbr_line"}
+				forge_nbr_rest=${forge_nbr_rest#'
+'}
+				[ -z "$forge_nbr_line" ] ||
+					forge_bwrap_add --setenv "${forge_nbr_line%%@*}" "\$MSB_${forge_nbr_line%%@*}"
+			done
 			return 0
 		fi
 		# Set inside, never taken from the host.
