@@ -5,7 +5,7 @@
 # The interface forge-bwrap.sh uses (every STATEDIR is the sandbox's state
 # folder, owned by the invoker; every function exits with SPEC 2's codes):
 #
-# Restricted mode (an allow-list): the sandbox has only `lo`.
+# Restricted mode (an allow-list, or any secret): the sandbox has only `lo`.
 #   forge_net_proxy_start STATEDIR RULESFILE
 #       Starts forge-egress in the background, serving STATEDIR/egress.sock
 #       (owner-only) with the entries of RULESFILE (one per line, as
