@@ -29,6 +29,7 @@ import os
 from mitmproxy import ctx
 
 PORT = 443
+FRAMING = (b"content-length", b"transfer-encoding", b"content-encoding")
 
 
 def _name(host):
@@ -137,7 +138,9 @@ class ForgeSecrets:
         if flow.client_conn.id not in self.tunnels or flow.response is None:
             return
         response = flow.response
-        response.headers.fields = tuple((k, self.scrub(v)) for k, v in response.headers.fields)
+        # Not the framing headers: a numeric value must not break them.
+        response.headers.fields = tuple(
+            (k, v if k.lower() in FRAMING else self.scrub(v)) for k, v in response.headers.fields)
         try:
             content = response.get_content(strict=True)
         except ValueError:
