@@ -10,9 +10,10 @@
  *   2. refuse an IP literal (the allow-list names hosts) and a host no
  *      allow-list entry matches (netrule.c, msb's semantics): 403;
  *   3. resolve the host once; refuse when any address is not public
- *      (loopback, unspecified, RFC 1918, CGNAT, link-local, ULA, multicast,
- *      broadcast, those forms mapped into IPv6, or an address of this host):
- *      403;
+ *      (loopback, unspecified, RFC 1918, CGNAT, link-local, benchmarking,
+ *      reserved, ULA, site-local, multicast, broadcast, those forms mapped
+ *      into IPv6, the IPv6 forms that embed an IPv4 address, or an address
+ *      of this host): 403;
  *   4. connect to the addresses it checked — never a second lookup — and
  *      relay bytes both ways until one side closes. A CONNECT tunnel is
  *      opaque after the check; a plain request is sent with
@@ -440,29 +441,57 @@ static const char *egress_v4_not_public(const unsigned char *a)
 		return "shared (CGNAT 100.64/10)";
 	if (a[0] == 169 && a[1] == 254)
 		return "link-local";
+	if (a[0] == 198 && (a[1] & 0xfe) == 18)
+		return "benchmarking (198.18/15, used for local fake-IP proxies)";
 	if ((a[0] & 0xf0) == 224)
 		return "multicast";
 	if (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255)
 		return "broadcast";
+	if ((a[0] & 0xf0) == 240)
+		return "reserved (240/4)";
 	return NULL;
 }
 
+/*
+ * The forms that embed an IPv4 address: where a host or a gateway turns the
+ * address into its IPv4 one (IPv4-mapped, the well-known NAT64 prefix), that
+ * address decides; every other form is refused whole, since what it reaches
+ * depends on a tunnel or translator this host or its network may have
+ * (IPv4-compatible ::/96 and SIIT ::ffff:0:0:0/96 are deprecated, a
+ * local-use NAT64 prefix places the IPv4 address where its operator chose,
+ * Teredo relays deliver to an IPv4 address of the address's choosing, and
+ * 6to4 embeds any IPv4 address, a private one included).
+ */
 static const char *egress_v6_not_public(const unsigned char *a)
 {
 	static const unsigned char zero[16], mapped[12] = { 0,0,0,0, 0,0,0,0, 0,0,0xff,0xff };
+	static const unsigned char siit[12] = { 0,0,0,0, 0,0,0,0, 0xff,0xff,0,0 };
 	static const unsigned char nat64[12] = { 0,0x64,0xff,0x9b, 0,0,0,0, 0,0,0,0 };
+	static const unsigned char nat64_local[6] = { 0,0x64,0xff,0x9b, 0,1 };
+	static const unsigned char teredo[4] = { 0x20,0x01,0,0 };
 
 	if (memcmp(a, zero, 16) == 0)
 		return "unspecified";
 	if (memcmp(a, zero, 15) == 0 && a[15] == 1)
 		return "loopback";
-	/* IPv4-mapped, IPv4-compatible and NAT64 (64:ff9b::/96) forms: the IPv4 address decides. */
-	if (memcmp(a, mapped, 12) == 0 || memcmp(a, zero, 12) == 0 || memcmp(a, nat64, 12) == 0)
+	if (memcmp(a, mapped, 12) == 0 || memcmp(a, nat64, 12) == 0)
 		return egress_v4_not_public(a + 12);
+	if (memcmp(a, zero, 12) == 0)
+		return "IPv4-compatible (::/96, deprecated)";
+	if (memcmp(a, siit, 12) == 0)
+		return "IPv4-translated (::ffff:0:0:0/96, deprecated)";
+	if (memcmp(a, nat64_local, 6) == 0)
+		return "local-use NAT64 (64:ff9b:1::/48)";
+	if (memcmp(a, teredo, 4) == 0)
+		return "Teredo (2001::/32, embeds IPv4 addresses)";
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return "6to4 (2002::/16, embeds any IPv4 address)";
 	if ((a[0] & 0xfe) == 0xfc)
 		return "unique local (fc00::/7)";
 	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
 		return "link-local";
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0)
+		return "site-local (fec0::/10)";
 	if (a[0] == 0xff)
 		return "multicast";
 	return NULL;

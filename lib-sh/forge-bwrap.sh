@@ -439,7 +439,8 @@ forge_bwrap_render() {
 		--setenv XDG_CACHE_HOME "$forge_bwrap_home/.cache" --setenv TMPDIR /tmp \
 		--setenv FORGE_SANDBOX_BACKEND bwrap
 	# The network (forge-net.sh): what the sandbox must see of it at start.
-	if [ -n "$forge_sandbox_egress" ]; then forge_bwrap_netmode=restricted; else forge_bwrap_netmode=open; fi
+	forge_net_mode "$forge_sandbox_egress" "$forge_sandbox_secrets"
+	forge_bwrap_netmode=$forge_net_mode
 	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"
 	forge_bwrap_add --chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 

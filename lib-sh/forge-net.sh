@@ -5,7 +5,7 @@
 # The interface forge-bwrap.sh uses (every STATEDIR is the sandbox's state
 # folder, owned by the invoker; every function exits with SPEC 2's codes):
 #
-# Restricted mode (an allow-list): the sandbox has only `lo`.
+# Restricted mode (an allow-list, or any secret): the sandbox has only `lo`.
 #   forge_net_proxy_start STATEDIR RULESFILE
 #       Starts forge-egress in the background, serving STATEDIR/egress.sock
 #       (owner-only) with the entries of RULESFILE (one per line, as
@@ -143,8 +143,11 @@ forge_net_open_check() {
 	[ -z "$forge_net_missing" ]
 }
 
-# forge_net_nft_rules: prints the nft ruleset of open mode. This host's own
-# addresses (every interface, from `ip`) are rejected with the private ranges.
+# forge_net_nft_rules: prints the nft ruleset of open mode: the ranges that
+# forge-egress counts as not public (forge-egress(1); 240/4 holds the
+# broadcast address; the IPv6 forms that embed an IPv4 address are rejected
+# whole, nft cannot look inside them), and this host's own addresses (every
+# interface, from `ip`).
 forge_net_nft_rules() {
 	forge_nr_v4=$(ip -o -4 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
 	forge_nr_v6=$(ip -o -6 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
@@ -155,8 +158,8 @@ table inet forge_egress {
 		oifname "lo" accept
 		ip daddr 10.0.2.3 udp dport 53 accept
 		ip daddr 10.0.2.3 tcp dport 53 accept
-		ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 224.0.0.0/4, 255.255.255.255 } reject with icmp type admin-prohibited
-		ip6 daddr { ::/127, ::ffff:0:0/96, 64:ff9b::/96, fc00::/7, fe80::/10, ff00::/8 } reject with icmpv6 type admin-prohibited
+		ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4 } reject with icmp type admin-prohibited
+		ip6 daddr { ::/96, ::ffff:0:0/96, ::ffff:0:0:0/96, 64:ff9b::/96, 64:ff9b:1::/48, 2001::/32, 2002::/16, fc00::/7, fe80::/10, fec0::/10, ff00::/8 } reject with icmpv6 type admin-prohibited
 EOF
 	[ -z "$forge_nr_v4" ] ||
 		printf '\t\tip daddr { %s } reject with icmp type admin-prohibited\n' "$forge_nr_v4"
@@ -319,6 +322,16 @@ forge_net_secrets_stop() {
 #                   (NUL-separated), read through a descriptor (--args 6)
 #                   so that the token is on no command line.
 
+# forge_net_mode EGRESS SECRETS: sets forge_net_mode to what the sandbox's
+# network is, from forge-sandbox's recorded egress flags EGRESS and its
+# SECRETS (ENV@HOST,... lines): "restricted" when every connection goes
+# through forge's proxy (an allow-list; or open egress with secrets, whose
+# values only a proxy can substitute: SPEC 4.5, then forge-egress allows
+# every public destination), "open" otherwise (slirp4netns and nft).
+forge_net_mode() {
+	if [ -n "$1" ] || [ -n "$2" ]; then forge_net_mode=restricted; else forge_net_mode=open; fi
+}
+
 # forge_net_bwrap_render DATADIR MODE SECRETS: adds the bwrap arguments
 # of MODE (restricted or open) to forge_bwrap_plan: what the sandbox must
 # see at start. Writes nothing (plan uses it too).
@@ -333,6 +346,17 @@ forge_net_bwrap_render() {
 			forge_bwrap_add --args 6 --ro-bind "$1/ca-bundle.crt" /etc/ssl/certs/ca-certificates.crt
 			for forge_nbr_name in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS; do
 				forge_bwrap_add --setenv "$forge_nbr_name" /etc/ssl/certs/ca-certificates.crt
+			done
+			# Each secret's variable holds its placeholder, as under msb.
+			forge_nbr_rest=$3
+			while [ -n "$forge_nbr_rest" ]; do
+				forge_nbr_line=${forge_nbr_rest%%'
+'*}
+				forge_nbr_rest=${forge_nbr_rest#"$forge_nbr_line"}
+				forge_nbr_rest=${forge_nbr_rest#'
+'}
+				[ -z "$forge_nbr_line" ] ||
+					forge_bwrap_add --setenv "${forge_nbr_line%%@*}" "\$MSB_${forge_nbr_line%%@*}"
 			done
 			return 0
 		fi
@@ -349,8 +373,8 @@ forge_net_bwrap_render() {
 # sandbox starts: stops what a previous run left, refuses (69) when MODE
 # cannot be enforced here, makes STATEDIR/net, and for restricted starts
 # forge-egress with the allow@ entries of EGRESS (forge-sandbox's recorded
-# egress flags), or with SECRETS (ENV@HOST,... lines) the secrets proxy in
-# front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
+# egress flags; none: "*", open egress through the proxy), or with SECRETS
+# (ENV@HOST,... lines) the secrets proxy in front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
 # filesystem's CA bundle, which ca-bundle.crt extends. Files in DATADIR are
 # written as forge_bwrap_owner (forge_bwrap_as_owner); an allow-list in a
 # sandbox root starts for another user is refused (69): forge-egress would
@@ -364,7 +388,7 @@ forge_net_bwrap_prepare() {
 			forge_die 69 "open egress (no allow-list) in a namespace sandbox needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2); or configure sandbox.network.allow"
 	fi
 	if [ "$2" = restricted ] && [ -n "${forge_bwrap_owner:-}" ]; then
-		forge_die 69 "an egress allow-list is not supported when root starts the namespace sandbox of another user's worktree: start it as that user"
+		forge_die 69 "an egress allow-list or secrets are not supported when root starts the namespace sandbox of another user's worktree: start it as that user"
 	fi
 	# As the owner: no link or other file of the owner's making is followed.
 	# shellcheck disable=SC2016 # a script for sh, with its arguments
@@ -379,10 +403,19 @@ forge_net_bwrap_prepare() {
 		forge_die 73 "cannot prepare $6/net for the sandbox's network"
 	case $2 in
 	restricted)
-		# The allow@ targets, one a line; "--net-default deny" alone: none.
-		for forge_nbp_w in $3; do
-			case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
-		done >"$1/rules" || forge_die 73 "cannot write $1/rules"
+		# The allow@ targets, one a line; "--net-default deny" alone: none;
+		# no flags at all (open egress with secrets): every public host.
+		if [ -z "$3" ]; then
+			printf '*\n' >"$1/rules"
+		else
+			# set -f: a "*.x" rule is no pattern for the files here.
+			(
+				set -f
+				for forge_nbp_w in $3; do
+					case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
+				done
+			) >"$1/rules"
+		fi || forge_die 73 "cannot write $1/rules"
 		# Closed: the lock (fd 8) and anything else the caller holds.
 		if [ -z "$4" ]; then
 			forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-

@@ -494,6 +494,15 @@ $forge_cfg_val
 "*) continue ;; esac
 		forge_sp_seen=$forge_sp_seen$forge_cfg_val'
 '
+		# A secret's value never goes in: the sandbox sees its placeholder.
+		case "
+$forge_sandbox_secrets" in
+		*"
+$forge_cfg_val@"*)
+			forge_warn "$forge_cfg_key: $forge_cfg_val is a secret; not passed (the sandbox sees \$MSB_$forge_cfg_val)"
+			continue
+			;;
+		esac
 		case $forge_env_set in
 		*"
 $forge_cfg_val

@@ -1,26 +1,67 @@
 """forge-secrets.py -- the mitmdump addon of a namespace sandbox with
 secrets (SPEC 4.5). mitmdump runs in upstream mode in front of forge-egress,
-which makes every allow-list and address decision; this addon only decides
-which TLS connections are intercepted and substitutes the placeholders.
+which makes every allow-list and address decision (with open egress its
+rules are "*": every public destination); this addon only decides which TLS
+connections are intercepted, where a placeholder is replaced, and keeps the
+values out of what goes back into the sandbox.
 
-A TLS connection is intercepted only when the host of its CONNECT is a host
-of a secret and the ClientHello names that same host (or none); everything
-else is tunnelled untouched. In an intercepted request, every "$MSB_<ENV>"
-of a secret whose hosts include that host is replaced by the value of ENV
-in this process's environment (never read from a file, never written
-anywhere). Upstream, mitmproxy verifies the host's certificate for that
-name, so the value only reaches the host it is meant for.
+A TLS connection is intercepted only when its CONNECT names port 443 and a
+host of a secret, and the ClientHello's SNI names that same host; every other
+connection is tunnelled untouched. In an intercepted tunnel, a request gets
+the values only when everything that names its destination names that host
+on port 443: the CONNECT authority, the SNI, the host mitmproxy sends it to
+(an absolute-form target included) and every Host header and :authority.
+Then each "$MSB_<ENV>" of a secret bound to that host is replaced by the
+value of ENV in this process's environment (never read from a file, never
+written anywhere) in the request's header values only: never in the path,
+the query or the body, which servers echo back. Upstream, mitmproxy
+verifies the host's certificate for that name, so the value only reaches
+the host it is meant for. A response on an intercepted tunnel (headers,
+body, WebSocket messages) has every value turned back into its placeholder.
 
-Option forge_secrets: a file of ENV@HOST[,HOST...] lines (names only).
+Option forge_secrets: a file of ENV@HOST[,HOST...] lines (names only). A
+HOST is a name or *.NAME (NAME itself and every name below it). Host
+entries cannot name a port (forge-netrule rejects ':'), so 443 is the only
+port a value is sent to.
 """
 import os
 
 from mitmproxy import ctx
 
+PORT = 443
+FRAMING = (b"content-length", b"transfer-encoding", b"content-encoding")
+
+
+def _name(host):
+    """HOST lower-cased without one trailing dot ("" for none)."""
+    host = (host or "").lower()
+    return host[:-1] if host.endswith(".") else host
+
+
+def _authority(value):
+    """(name, port) of a Host header value or an authority; None when it is
+    malformed or an IP literal (never a secret host)."""
+    if not value or value.startswith("[") or value != value.strip():
+        return None
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        return _name(value), PORT
+    if not port.isdigit() or not host or ":" in host:
+        return None
+    return _name(host), int(port)
+
+
+def _matches(entry, name):
+    """msb's meaning of a secret host: NAME exactly, or *.X for X and below."""
+    if entry.startswith("*."):
+        return name == entry[2:] or name.endswith(entry[1:])
+    return name == entry
+
 
 class ForgeSecrets:
     def __init__(self):
-        self.hosts = {}  # host -> [ENV, ...]
+        self.secrets = []  # [(ENV, [HOST, ...]), ...]
+        self.tunnels = {}  # client connection id -> host name of an intercepted tunnel
 
     def load(self, loader):
         loader.add_option("forge_secrets", str, "", "file of ENV@HOST,... lines")
@@ -28,35 +69,92 @@ class ForgeSecrets:
     def configure(self, updated):
         if "forge_secrets" not in updated or not ctx.options.forge_secrets:
             return
-        self.hosts = {}
+        self.secrets = []
         with open(ctx.options.forge_secrets, encoding="utf-8") as f:
             for line in f:
                 env, _, hosts = line.strip().rpartition("@")
-                for host in filter(None, hosts.split(",")):
-                    self.hosts.setdefault(host.lower(), []).append(env)
+                if env:
+                    self.secrets.append((env, [_name(h) for h in hosts.split(",") if h]))
+
+    def bound(self, name):
+        """The ENVs of the secrets one of whose hosts is NAME."""
+        return [env for env, hosts in self.secrets if any(_matches(h, name) for h in hosts)]
+
+    def pairs(self, envs):
+        """(placeholder, value) bytes of each ENV set in this environment."""
+        for env in envs:
+            value = os.environ.get(env)
+            if value:
+                yield ("$MSB_" + env).encode(), value.encode()
 
     def tls_clienthello(self, data):
-        host = (data.context.server.address or ("",))[0].lower()
-        sni = (data.client_hello.sni or host).lower()
-        if host not in self.hosts or sni != host:
+        client = data.context.client
+        self.tunnels.pop(client.id, None)
+        address = data.context.server.address
+        sni = _name(data.client_hello.sni)
+        if address and address[1] == PORT and sni and _name(address[0]) == sni and self.bound(sni):
+            self.tunnels[client.id] = sni
+        else:
             data.ignore_connection = True
 
+    def client_disconnected(self, client):
+        self.tunnels.pop(client.id, None)
+
+    def destination(self, flow):
+        """The host name of FLOW's intercepted tunnel when every name of its
+        destination agrees with it, on port 443; else None."""
+        name = self.tunnels.get(flow.client_conn.id)
+        request = flow.request
+        if name is None or request.scheme != "https" or _name(flow.client_conn.sni) != name:
+            return None
+        address = flow.server_conn.address
+        if not address or (_name(address[0]), address[1]) != (name, PORT):
+            return None
+        if (_name(request.host), request.port) != (name, PORT):
+            return None
+        named = request.headers.get_all("Host")
+        if request.authority:
+            named.append(request.authority)
+        if not named or any(_authority(v) != (name, PORT) for v in named):
+            return None
+        return name
+
     def request(self, flow):
-        host = (flow.server_conn.address or ("",))[0].lower()
-        if flow.request.scheme != "https" or host not in self.hosts:
+        name = self.destination(flow)
+        if name is None:
             return
-        for env in self.hosts[host]:
-            value = os.environ.get(env)
-            if value is None:
-                continue
-            placeholder = ("$MSB_" + env).encode()
-            secret = value.encode()
-            flow.request.headers.fields = tuple(
-                (name, field.replace(placeholder, secret)) for name, field in flow.request.headers.fields)
-            if flow.request.content and placeholder in flow.request.content:
-                flow.request.content = flow.request.content.replace(placeholder, secret)
-            if placeholder.decode() in flow.request.path:
-                flow.request.path = flow.request.path.replace(placeholder.decode(), value)
+        fields = flow.request.headers.fields
+        for placeholder, secret in self.pairs(self.bound(name)):
+            fields = tuple((key, value.replace(placeholder, secret)) for key, value in fields)
+        flow.request.headers.fields = fields
+
+    def scrub(self, data):
+        """DATA with every secret value replaced by its placeholder."""
+        for placeholder, secret in self.pairs(env for env, _ in self.secrets):
+            data = data.replace(secret, placeholder)
+        return data
+
+    def response(self, flow):
+        if flow.client_conn.id not in self.tunnels or flow.response is None:
+            return
+        response = flow.response
+        # Not the framing headers: a numeric value must not break them.
+        response.headers.fields = tuple(
+            (k, v if k.lower() in FRAMING else self.scrub(v)) for k, v in response.headers.fields)
+        try:
+            content = response.get_content(strict=True)
+        except ValueError:
+            content = None
+        if content is not None:
+            if self.scrub(content) != content:
+                response.set_content(self.scrub(content))
+        elif response.raw_content:
+            response.raw_content = self.scrub(response.raw_content)
+
+    def websocket_message(self, flow):
+        message = flow.websocket.messages[-1]
+        if flow.client_conn.id in self.tunnels and not message.from_client:
+            message.content = self.scrub(message.content)
 
 
 addons = [ForgeSecrets()]

@@ -8,7 +8,8 @@
 #   service on 127.0.0.1:8080, a service on every address of S on :8081, a
 #   rebinding DNS server on 127.0.0.53;
 #   PUB  — a "public" host: 198.51.100.10 and 203.0.113.10 (TEST-NET), web
-#          servers on :80 (and TLS on :443);   S has 198.51.100.1 towards it;
+#          servers on :80 (and TLS on :443 and :8443, one log);
+#          S has 198.51.100.1 towards it;
 #   LAN  — a "LAN" host 10.9.0.10:80;           S has 10.9.0.1 towards it;
 #   a sandbox netns per test with only `lo` (or slirp4netns in open mode).
 load test_helper
@@ -34,6 +35,10 @@ setup_file() {
 	10.9.0.10 lan.public.test
 	100.64.1.1 cgnat.public.test
 	198.51.100.1 self.public.test
+	fec0::10 sitelocal.public.test
+	2002:c633:640a::1 sixtofour.public.test
+	2001:0:c633:640a::1 teredo.public.test
+	198.18.0.10 bench.public.test
 	EOF
 	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
 	net_build
@@ -45,6 +50,9 @@ setup_file() {
 	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
+		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 8443 "$NET/public-tls.log" \
 		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
 	echo "$!" >>"$NET/pids"
 	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
@@ -211,6 +219,22 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 	assert_output ''
 }
 
+@test "an allowed name that resolves to a site-local, 6to4, Teredo or benchmarking address is refused" {
+	proxy '*.public.test'
+	run get http://sitelocal.public.test/
+	assert_line --index 0 'forge-egress: sitelocal.public.test resolves to fec0::10, which is not public (site-local (fec0::/10))'
+	assert_line --index 1 403
+	# 6to4 and Teredo embed IPv4 addresses (here a "public" one): refused whole.
+	run get http://sixtofour.public.test/
+	assert_line --index 0 'forge-egress: sixtofour.public.test resolves to 2002:c633:640a::1, which is not public (6to4 (2002::/16, embeds any IPv4 address))'
+	run get http://teredo.public.test/
+	assert_line --index 1 403
+	run get http://bench.public.test/
+	assert_line --index 1 403
+	run grep -c 'not public' "$ST/egress.log"
+	assert_output 4
+}
+
 @test "DNS rebinding cannot reach loopback: one resolution, and the checked address is the one connected to" {
 	proxy '*.public.test'
 	: >"$NET/dns.log"
@@ -331,6 +355,36 @@ open_egress() {
 	assert_success
 }
 
+@test "open mode: site-local, 6to4, Teredo and IPv4-compatible destinations are rejected by the rules" {
+	nsenter --target "$S" --net --mount -- unshare --net -- sh -c 'ip link set lo up && exec sleep 600' >/dev/null 2>&1 3>&- &
+	SB=$!
+	ns_ready "$SB"
+	open_egress "$SB"
+	# Routes of the test's own (the sandbox's) namespace, so packets are made at all.
+	for net in fec0::/10 2002::/16 2001::/32 ::/96 2001:db8::/32; do
+		sb ip -6 route add "$net" dev tap0
+	done
+	errno() {
+		sb python3 -c 'import errno, socket, sys
+s = socket.socket(socket.AF_INET6)
+s.settimeout(2)
+try:
+    s.connect((sys.argv[1], 80))
+    print("connected")
+except socket.timeout:
+    print("timeout")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$1"
+	}
+	for addr in fec0::10 2002:c633:640a::1 2001:0:c633:640a::1 ::198.51.100.10; do
+		run errno "$addr"
+		assert_output EACCES
+	done
+	# A documentation address counts as public: not rejected (nothing answers).
+	run errno 2001:db8::10
+	refute_output EACCES
+}
+
 @test "open mode: names resolve through slirp4netns's DNS forwarder, the one DNS server the rules let through" {
 	printf 'nameserver 10.0.2.3\n' >"$ST/resolv.conf"
 	nsenter --target "$S" --net --mount -- unshare --net --mount --propagation private -- \
@@ -395,7 +449,18 @@ secrets() {
 	nsenter --target "$SB" --net --mount -- "$abs_top_builddir/helpers/forge-relay" 127.0.0.1:3128 "$ST/egress.sock" >/dev/null 2>&1 3>&- &
 	RELAY=$!
 	PROXY=$(sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_proxy_env '$ST'" | sed -n 's/^HTTPS_PROXY=//p')
+	# Trusted inside: the per-sandbox CA (intercepted) and the test CA (tunnelled).
+	cat "$ST/mitm/mitmproxy-ca-cert.pem" "$NET/ca.pem" >"$ST/cas.pem"
 }
+
+# tls ARGS...: curl through the secrets proxy, trusting both CAs, with the
+# placeholder in an Authorization header.
+tls() {
+	sb curl -sS --max-time 30 -x "$PROXY" --cacert "$ST/cas.pem" -H 'Authorization: Bearer $MSB_TOKEN_X' "$@"
+}
+
+# served PATH: the line the TLS server logged for PATH (what it received).
+served() { grep -F " path=$1 " "$NET/public-tls.log"; }
 
 @test "secrets: the placeholder is replaced on TLS to the secret's host only; the value is nowhere on disk" {
 	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
@@ -403,6 +468,7 @@ secrets() {
 	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$ST/mitm/mitmproxy-ca-cert.pem" \
 		-H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
 	assert_success
+	run served /secret
 	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
 	# Another allowed host: tunnelled untouched (its own certificate), no value.
 	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" \
@@ -440,4 +506,79 @@ secrets() {
 	run sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; PATH=/nonexistent; forge_net_secrets_start '$ST' '$ST/rules' '$ST/secrets'"
 	assert_failure 69
 	assert_output --partial "mitmdump"
+}
+
+@test "secrets: a value the server echoes back is its placeholder again inside" {
+	secrets 'TOKEN_X@api.public.test' api.public.test
+	run tls https://api.public.test/echo
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/echo auth=Bearer $MSB_TOKEN_X'
+	run served /echo
+	assert_output '198.51.100.10 host=api.public.test path=/echo auth=Bearer s3cr3t-value'
+}
+
+@test "secrets: a Host header naming another host gets no value, inside a tunnel to the secret's host" {
+	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
+	run tls -H 'Host: www.public.test' https://api.public.test/other-host
+	assert_success
+	run served /other-host
+	assert_output '198.51.100.10 host=www.public.test path=/other-host auth=Bearer $MSB_TOKEN_X'
+	refute_output --partial s3cr3t-value
+}
+
+@test "secrets: an absolute-form target naming another host gets no value" {
+	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
+	run tls --request-target https://www.public.test/absolute https://api.public.test/
+	assert_success
+	run grep -F /absolute "$NET/public-tls.log"
+	assert_output --partial 'auth=Bearer $MSB_TOKEN_X'
+	refute_output --partial s3cr3t-value
+}
+
+@test "secrets: a placeholder in the query or the body is never replaced (only request headers are)" {
+	secrets 'TOKEN_X@api.public.test' api.public.test
+	run tls -d 'k=$MSB_TOKEN_X' 'https://api.public.test/query?t=$MSB_TOKEN_X'
+	assert_success
+	refute_output --partial s3cr3t-value
+	run served '/query?t=$MSB_TOKEN_X'
+	assert_output '198.51.100.10 host=api.public.test path=/query?t=$MSB_TOKEN_X auth=Bearer s3cr3t-value body=k=$MSB_TOKEN_X'
+}
+
+@test "secrets: a CONNECT to the secret's host on another port than 443 is tunnelled untouched" {
+	secrets 'TOKEN_X@api.public.test' api.public.test
+	run tls https://api.public.test:8443/port
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test:8443 path=/port auth=Bearer $MSB_TOKEN_X'
+	run served /port
+	assert_output '198.51.100.10 host=api.public.test:8443 path=/port auth=Bearer $MSB_TOKEN_X'
+}
+
+@test "secrets: a Host header naming another port gets no value" {
+	secrets 'TOKEN_X@api.public.test' api.public.test
+	run tls -H 'Host: api.public.test:8443' https://api.public.test/other-port
+	run served /other-port
+	assert_output --partial 'auth=Bearer $MSB_TOKEN_X'
+	refute_output --partial s3cr3t-value
+}
+
+@test "secrets: a ClientHello without SNI is tunnelled untouched" {
+	secrets 'TOKEN_X@api.public.test' api.public.test
+	token=${PROXY#http://forge:}
+	token=${token%@*}
+	printf 'GET /no-sni HTTP/1.1\r\nHost: api.public.test\r\nAuthorization: Bearer $MSB_TOKEN_X\r\nConnection: close\r\n\r\n' >"$ST/req"
+	run sb sh -c "openssl s_client -quiet -noservername -CAfile '$ST/cas.pem' -proxy 127.0.0.1:3128 \
+		-proxy_user forge -proxy_pass 'pass:$token' -connect api.public.test:443 <'$ST/req'"
+	run served /no-sni
+	assert_output '198.51.100.10 host=api.public.test path=/no-sni auth=Bearer $MSB_TOKEN_X'
+}
+
+@test "secrets: a *.x secret host is replaced for x and the names below it, not beside it" {
+	secrets 'TOKEN_X@*.public.test' api.public.test evil.test
+	run tls https://api.public.test/wild
+	assert_success
+	run served /wild
+	assert_output '198.51.100.10 host=api.public.test path=/wild auth=Bearer s3cr3t-value'
+	run tls https://evil.test/beside
+	run served /beside
+	assert_output '203.0.113.10 host=evil.test path=/beside auth=Bearer $MSB_TOKEN_X'
 }

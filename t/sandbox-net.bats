@@ -261,6 +261,9 @@ net_pids() { cat -- "$@" 2>/dev/null || :; }
 	# The sandbox trusts the per-sandbox CA through the system bundle.
 	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/secret
 	assert_success
+	# The server got the value; its echo is the placeholder again inside.
+	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer $MSB_TOKEN_X'
+	run grep -F ' path=/secret ' "$NET/public-tls.log"
 	assert_output '198.51.100.10 host=api.public.test path=/secret auth=Bearer s3cr3t-value'
 	# Plain HTTP to an allowed host: untouched; a host not allowed: 403.
 	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' http://www.public.test/plain
@@ -277,4 +280,47 @@ net_pids() { cat -- "$@" 2>/dev/null || :; }
 	forge-sandbox rm "$REPO" 2>/dev/null
 	run kill -0 "$mitm"
 	assert_failure
+}
+
+@test "open egress with secrets: every connection goes through the substituting proxy; the value reaches only the secret's host" {
+	net_config '{"allow": ["*"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	TOKEN_X=s3cr3t-value FORGE_SECRETS_UPSTREAM_CA=$NET/ca.pem run --separate-stderr up_in_s
+	assert_success
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/open-secret
+	assert_success
+	assert_output '198.51.100.10 host=api.public.test path=/open-secret auth=Bearer $MSB_TOKEN_X'
+	run grep -F ' path=/open-secret ' "$NET/public-tls.log"
+	assert_output '198.51.100.10 host=api.public.test path=/open-secret auth=Bearer s3cr3t-value'
+	# Any other public host still answers, untouched; non-public ones do not.
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' http://www.public.test/open-other
+	assert_output '198.51.100.10 host=www.public.test path=/open-other auth=Bearer $MSB_TOKEN_X'
+	run in_sandbox curl -sS --max-time 20 -o /dev/null -w '%{http_code}' http://lan.public.test/
+	assert_output 403
+	run cat "$NET/lan.log"
+	assert_output ''
+	# Only lo: nothing leaves but through the proxy.
+	run in_sandbox sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " "'
+	assert_output lo
+	[ ! -e "$STATE/slirp.pid" ]
+	run in_sandbox sh -c 'env; cat /proc/[0-9]*/environ'
+	refute_output --partial s3cr3t-value
+}
+
+@test "secrets: the secret's variable holds its placeholder inside; the value is in no environment there" {
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	TOKEN_X=s3cr3t-value run --separate-stderr up_in_s
+	assert_success
+	TOKEN_X=s3cr3t-value run in_sandbox printenv TOKEN_X
+	assert_output '$MSB_TOKEN_X'
+	TOKEN_X=s3cr3t-value run in_sandbox sh -c 'env; cat /proc/[0-9]*/environ'
+	refute_output --partial s3cr3t-value
+}
+
+@test "secrets: a secret listed in sandbox.network.env too is not passed in, with a warning" {
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}], "env": ["TOKEN_X"]}'
+	TOKEN_X=s3cr3t-value run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr == *'TOKEN_X is a secret; not passed'* ]]
+	TOKEN_X=s3cr3t-value run in_sandbox printenv TOKEN_X
+	assert_output '$MSB_TOKEN_X'
 }

@@ -1,6 +1,7 @@
 """A test web server for t/egress.bats: answers every request with what it
-received (the address it was reached on, Host, path, Authorization), and
-appends the same line to LOG. With CERT and KEY it speaks TLS.
+received (the address it was reached on, Host, path, Authorization, and the
+body when there is one), and appends the same line to LOG. With CERT and KEY
+it speaks TLS.
 
 usage: python3 server.py ADDRESS PORT LOG [CERT KEY]
 """
@@ -15,6 +16,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         line = "%s host=%s path=%s auth=%s\n" % (
             self.connection.getsockname()[0], self.headers.get("Host", "-"),
             self.path, self.headers.get("Authorization", "-"))
+        length = int(self.headers.get("Content-Length", "0"))
+        if length:
+            line = line[:-1] + " body=%s\n" % self.rfile.read(length).decode("utf-8", "replace")
         with open(sys.argv[3], "a", encoding="utf-8") as log:
             log.write(line)
         body = line.encode()
