@@ -280,10 +280,12 @@ broken_seccomp() {
 	assert_output "$NAME"
 }
 
-@test "check: a secret's value that the sandbox can see (also passed as a plain env name) is found by the host: secret got through" {
+@test "check: a secret's value that the sandbox can see (passed in under another env name) is found by the host: secret got through" {
 	need_bwrap
-	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"], "env": ["FORGE_T_SECRET"], "secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}}}'
-	export FORGE_T_SECRET=forge-check-secret-value-4711
+	# forge drops a secret's own name from sandbox.network.env; the same value
+	# under another name is what a careless config leaks.
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"], "env": ["FORGE_T_LEAK"], "secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}}}'
+	export FORGE_T_SECRET=forge-check-secret-value-4711 FORGE_T_LEAK=forge-check-secret-value-4711
 	forge-sandbox up >/dev/null 2>&1
 	run --separate-stderr forge-sandbox check --json
 	assert_failure 1
