@@ -469,6 +469,7 @@ forge_bwrap_render_git() {
 '*}
 		forge_brg_list=${forge_brg_list#*'
 '}
+		[ -n "$forge_brg_d" ] || continue
 		case $forge_brg_d in *"$(printf '\001')"*) forge_die 65 "cannot protect a submodule of $1: its path contains a newline" ;; esac
 		forge_brg_g=$1/$forge_brg_d/.git
 		[ "$forge_brg_d" != . ] || forge_brg_g=$1/.git

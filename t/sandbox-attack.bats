@@ -18,6 +18,8 @@ setup() {
 }
 
 teardown() {
+	# A commondir a test planted would make rm refuse the repository.
+	[ -z "${REPO:-}" ] || rm -f "$REPO/.git/commondir"
 	for dir in "${REPO:-}" "${OTHER:-}"; do
 		[ -z "$dir" ] || forge-sandbox rm "$dir" >/dev/null 2>&1 || :
 	done
