@@ -20,6 +20,7 @@ setup() {
 teardown() {
 	# A commondir a test planted would make rm refuse the repository.
 	[ -z "${REPO:-}" ] || rm -f "$REPO/.git/commondir"
+	[ -z "${NOBODY_REPO:-}" ] || rm -f "$NOBODY_REPO/.git/commondir"
 	for dir in "${REPO:-}" "${OTHER:-}"; do
 		[ -z "$dir" ] || forge-sandbox rm "$dir" >/dev/null 2>&1 || :
 	done
@@ -259,6 +260,16 @@ attack_git_root() {
 	run as_nobody sh -c 'cd "$1" && exec forge-verify --isolated --sandbox -- cat "$2"' sh "$NOBODY_REPO" "$SCRATCH/nobody/.ssh/id_test"
 	assert_failure 1
 	refute_output --partial NOBODYSECRET
+	# A commondir planted before: up --restart and forge-verify refuse it.
+	make_repo "$SCRATCH/nobody/other"
+	chown -R 65534:65534 "$SCRATCH/nobody/other"
+	as_nobody sh -c 'printf "%s\n" "$1" >"$2"' sh "$SCRATCH/nobody/other/.git" "$NOBODY_REPO/.git/commondir"
+	run as_nobody forge-sandbox up --restart "$NOBODY_REPO"
+	assert_failure 65
+	assert_output --partial "$NOBODY_REPO/.git/commondir"
+	run as_nobody sh -c 'cd "$1" && exec forge-verify --isolated --sandbox -- true' sh "$NOBODY_REPO"
+	assert_failure 65
+	rm "$NOBODY_REPO/.git/commondir"
 }
 
 @test "--isolated --sandbox mounts only the object store forge recorded: alternates the sandbox could list are never followed (as root)" {
