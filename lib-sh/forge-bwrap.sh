@@ -466,16 +466,17 @@ forge_bwrap_render() {
 	done
 }
 
-# forge_bwrap_git_dir DIR [ext]: DIR, a git dir in the common dir
-# (the common dir itself, a linked worktree's, a submodule's), becomes a
-# mount point of its own, so it cannot be renamed away and replaced, with
-# what tells the host's git where its config is and what to run read-only:
-# config, commondir, gitdir, hooks (an empty one where none exists, except
-# in a linked worktree's, where git never looks) and,
-# with ext (extensions.worktreeConfig), config.worktree (empty where none).
+# forge_bwrap_git_dir DIR [ext]: DIR, the worktree's own git dir when it is
+# a linked worktree's (COMMON/worktrees/NAME, read-write in the plan, inside
+# the read-only common dir): what tells the host's git where the common dir
+# is and which config to read is read-only in it: commondir, gitdir and,
+# with ext (extensions.worktreeConfig, set in the read-only common config),
+# config.worktree. A missing config.worktree is the one listed file forge
+# makes (empty, as the mount point of an empty read-only one): git reads an
+# empty one as no setting, and nothing else keeps the sandbox from creating
+# one in a folder it must write (its index and HEAD are there).
 forge_bwrap_git_dir() {
-	forge_bwrap_add --bind "$1" "$1"
-	for forge_bgd_f in config commondir gitdir config.worktree; do
+	for forge_bgd_f in commondir gitdir config.worktree; do
 		if [ -L "$1/$forge_bgd_f" ] || { [ -e "$1/$forge_bgd_f" ] && [ ! -f "$1/$forge_bgd_f" ]; }; then
 			forge_die 73 "cannot protect $1/$forge_bgd_f: it is not a regular file (refusing to mount it)"
 		elif [ -f "$1/$forge_bgd_f" ]; then
@@ -484,61 +485,34 @@ forge_bwrap_git_dir() {
 			forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$1/$forge_bgd_f"
 		fi
 	done
-	# A linked worktree's git dir has no hooks: git runs the common dir's.
-	case ${1%/*} in */worktrees) return 0 ;; esac
-	if [ -L "$1/hooks" ] || { [ -e "$1/hooks" ] && [ ! -d "$1/hooks" ]; }; then
-		forge_die 73 "cannot protect the git hooks dir $1/hooks: it is not a folder (refusing to mount it)"
-	elif [ -d "$1/hooks" ]; then
-		forge_bwrap_add --ro-bind "$1/hooks" "$1/hooks"
-	else
-		forge_bwrap_add --ro-bind "$forge_bwrap_data/empty" "$1/hooks"
-	fi
 }
 
-# forge_bwrap_render_git ROOT COMMON: the host's git runs what a git dir's
-# config names (core.hooksPath, core.fsmonitor, filters, ...), its hooks,
-# and follows its commondir file and a worktree's .git file. The sandbox
-# writes objects, refs and the index, so the git dirs stay read-write, but
-# in each one that exists (the common dir COMMON, every linked worktree's in
-# COMMON/worktrees, every submodule's in COMMON/modules, nested ones too)
-# those are read-only, and each dir and the folders holding them are mount
-# points (a rename would swap in a dir of the sandbox's making); the .git of
-# the worktree ROOT and of its submodules' checkouts too. Exits 65 for a
-# path with a newline (the plan cannot carry it), 73 for a symlink.
+# forge_bwrap_render_git ROOT COMMON: the host's git runs what a git
+# dir's config names (core.hooksPath, core.fsmonitor, filters, ...), its
+# hooks, reads the object stores its alternates list and follows its
+# commondir file and a worktree's .git file. The plan (forge_mounts_git)
+# mounts the root of the common dir COMMON read-only, and with it every git
+# dir inside (other worktrees', submodules' under modules/), with only
+# objects/, refs/, logs/ and the worktree's own git dir read-write; here,
+# the files in that git dir that must stay read-only, and the .git of the
+# worktree ROOT and of its submodules' checkouts: a file is made read-only
+# (its gitdir: line), a folder (a submodule's own git dir) gets the
+# common dir's rule. A symbolic link where one of those files or folders
+# is (the host's git would follow it into a writable mount) exits 73; a
+# path with a newline (the plan cannot carry it) 65.
 forge_bwrap_render_git() {
-	forge_brg_ext=
-	[ "$(forge_git --git-dir="$2" config --file "$2/config" --bool extensions.worktreeConfig 2>/dev/null)" != true ] ||
-		forge_brg_ext=ext
-	# The git dirs, holders first: the common dir, worktrees/, modules/ and
-	# every folder below them down to a git dir (one with a HEAD).
-	forge_brg_list=
-	for forge_brg_d in worktrees modules; do
-		[ ! -L "$2/$forge_brg_d" ] ||
-			forge_die 73 "cannot protect the git dirs in $2/$forge_brg_d: it is a symbolic link (refusing to mount it)"
-		[ -d "$2/$forge_brg_d" ] || continue
-		forge_brg_list=$forge_brg_list$(cd "$2" && find "./$forge_brg_d" -type d ! -name modules ! -name worktrees \
-			-exec test -f '{}/../HEAD' ';' -prune -o -type d -print)'
-' || forge_die 69 "cannot list the git dirs in $2"
+	for forge_brg_f in config config.worktree objects/info/alternates objects/info/http-alternates \
+		info info/attributes worktrees modules; do
+		[ ! -L "$2/$forge_brg_f" ] ||
+			forge_die 73 "cannot protect $2/$forge_brg_f: it is a symbolic link (refusing to mount it)"
 	done
-	forge_bwrap_git_dir "$2" "$forge_brg_ext"
-	forge_brg_rest=$forge_brg_list
-	while [ -n "$forge_brg_rest" ]; do
-		forge_brg_d=${forge_brg_rest%%'
-'*}
-		forge_brg_rest=${forge_brg_rest#*'
-'}
-		[ -n "$forge_brg_d" ] || continue
-		case $forge_brg_d in ./*) ;; *) forge_die 65 "cannot protect the git dirs in $2: a path there contains a newline" ;; esac
-		forge_brg_d=$2/${forge_brg_d#./}
-		[ ! -L "$forge_brg_d" ] || continue
-		if [ -f "$forge_brg_d/HEAD" ]; then
-			forge_bwrap_git_dir "$forge_brg_d" "$forge_brg_ext"
-		else
-			forge_bwrap_add --bind "$forge_brg_d" "$forge_brg_d"
-		fi
-	done
-	# The .git of the worktree and of its submodules' checkouts: a file is
-	# made read-only (its gitdir: line), a folder a mount point.
+	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
+	if [ "$forge_git_dir" != "$2" ]; then
+		forge_brg_ext=
+		[ "$(forge_git --git-dir="$2" config --file "$2/config" --bool extensions.worktreeConfig 2>/dev/null)" != true ] ||
+			forge_brg_ext=ext
+		forge_bwrap_git_dir "$forge_git_dir" "$forge_brg_ext"
+	fi
 	forge_brg_list=$(forge_git -C "$1" ls-files --stage -z | tr '\n\0' '\001\n' | sed -n 's/^160000 [0-9a-f]* [0-9]	//p') ||
 		forge_die 69 "cannot list the submodules of $1"
 	forge_brg_list=.'
@@ -549,6 +523,7 @@ forge_bwrap_render_git() {
 '*}
 		forge_brg_list=${forge_brg_list#*'
 '}
+		[ -n "$forge_brg_d" ] || continue
 		case $forge_brg_d in *"$(printf '\001')"*) forge_die 65 "cannot protect a submodule of $1: its path contains a newline" ;; esac
 		forge_brg_g=$1/$forge_brg_d/.git
 		[ "$forge_brg_d" != . ] || forge_brg_g=$1/.git
@@ -557,9 +532,13 @@ forge_bwrap_render_git() {
 		elif [ -f "$forge_brg_g" ]; then
 			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
 		elif [ -d "$forge_brg_g" ] && [ "$forge_brg_g" != "$2" ]; then
-			forge_bwrap_add --bind "$forge_brg_g" "$forge_brg_g"
-			[ ! -d "$forge_brg_g/hooks" ] || [ -L "$forge_brg_g/hooks" ] || forge_bwrap_add --ro-bind "$forge_brg_g/hooks" "$forge_brg_g/hooks"
-			[ ! -f "$forge_brg_g/config" ] || [ -L "$forge_brg_g/config" ] || forge_bwrap_add --ro-bind "$forge_brg_g/config" "$forge_brg_g/config"
+			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
+			for forge_brg_f in objects refs logs reftable; do
+				[ -d "$forge_brg_g/$forge_brg_f" ] && [ ! -L "$forge_brg_g/$forge_brg_f" ] &&
+					forge_bwrap_add --bind "$forge_brg_g/$forge_brg_f" "$forge_brg_g/$forge_brg_f"
+			done
+			[ ! -d "$forge_brg_g/objects/info" ] || [ -L "$forge_brg_g/objects/info" ] ||
+				forge_bwrap_add --ro-bind "$forge_brg_g/objects/info" "$forge_brg_g/objects/info"
 		fi
 	done
 }

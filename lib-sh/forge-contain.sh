@@ -66,9 +66,12 @@ forge_contain_begin() {
 
 # forge_contain_up: prepares and brings up forge_contain_name in a subshell
 # (internal to forge_contain_begin). For a copy, the mount plan is made for
-# the copy with the source hidden (forge_mounts_source).
+# the copy with the source hidden (forge_mounts_source) and the object
+# stores forge_copy_repo recorded as the ones it borrows (forge_mounts_stores).
 forge_contain_up() (
 	forge_mounts_source=$forge_contain_source
+	forge_mounts_stores=
+	[ -z "$forge_contain_source" ] || forge_mounts_stores=${forge_copy_stores:-}
 	forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create
 	forge_sandbox_bring_up "$forge_contain_dir" "$forge_contain_name" "$forge_contain_mode"
 	[ -z "${forge_contain_slot_id:-}" ] ||

@@ -293,8 +293,20 @@ forge_alt_line() {
 	forge_alt="\"$forge_alt\""
 }
 
+# forge_copy_store DIR: adds the object store DIR, made physical, to
+# forge_copy_stores (one a line). One that is not a folder, or whose path
+# holds a newline (which no mount plan carries), is left out.
+forge_copy_store() {
+	forge_real_dir "$1" || return 0
+	case $forge_real in *'
+'*) return 0 ;; esac
+	forge_copy_stores=$forge_copy_stores$forge_real'
+'
+}
+
 # forge_copy_repo ROOT COPY SCRATCH: (re)creates COPY/.git as a repository of
-# its own: no hooks, the source's objects borrowed read-only (alternates), its
+# its own: no hooks, the source's objects borrowed read-only (alternates,
+# the stores recorded in forge_copy_stores for the copy's sandbox), its
 # refs (less the stash) as packed refs, HEAD on the same branch (or detached),
 # its shallow file and info/exclude, and the carried configuration. Whatever
 # COPY/.git held before is removed first (a symbolic link as a link).
@@ -307,16 +319,20 @@ forge_copy_repo() {
 		forge_die 74 "cannot create the copy's repository: $(cat "$3/git.err")"
 	mkdir -p -- "$forge_repo_gd/objects/info" "$forge_repo_gd/info" ||
 		forge_die 73 "cannot write in $forge_repo_gd"
+	# The stores the copy borrows, recorded as written (forge_copy_stores):
+	# the sandbox of a copy mounts these, never what an alternates file says.
+	forge_copy_stores=
 	{
 		forge_alt_line "$forge_objects_dir"
 		printf '%s\n' "$forge_alt"
+		forge_copy_store "$forge_objects_dir"
 		# Objects a caller lends the source (a quarantine, say), absolute
 		# entries only: git resolves relative ones against the source.
 		forge_alt_list=${GIT_ALTERNATE_OBJECT_DIRECTORIES:-}
 		while [ -n "$forge_alt_list" ]; do
 			forge_alt_entry=${forge_alt_list%%:*}
 			case $forge_alt_list in *:*) forge_alt_list=${forge_alt_list#*:} ;; *) forge_alt_list= ;; esac
-			case $forge_alt_entry in /*) printf '%s\n' "$forge_alt_entry" ;; esac
+			case $forge_alt_entry in /*) printf '%s\n' "$forge_alt_entry" && forge_copy_store "$forge_alt_entry" ;; esac
 		done
 	} >"$forge_repo_gd/objects/info/alternates" || forge_die 73 "cannot write in $forge_repo_gd"
 	# The configuration: what checks files out as the source does; and never a

@@ -15,45 +15,64 @@ forge_git() {
 }
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that
-# contains DIR (default: the current directory), and forge_common_dir to its
-# absolute git common dir. Returns 1 when DIR is not inside a git worktree
-# (bare repositories and .git dirs included).
+# contains DIR (default: the current directory), and forge_git_dir and
+# forge_common_dir as forge_git_common_dir does (which refuses a planted
+# commondir). Returns 1 when DIR is not inside a git worktree (bare
+# repositories and .git dirs included).
 forge_repo_root() {
-	forge_root_out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --git-common-dir 2>/dev/null) ||
-		return 1
-	forge_root=${forge_root_out%'
-'*}
-	forge_common_dir=${forge_root_out##*'
-'}
-	case $forge_root in
-	'' | *'
-'*)
-		# A path with a newline in it: ask for each on its own.
-		forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel) || return 1
-		forge_common_dir=
-		forge_git_common_dir "$forge_root" || return 1
-		;;
-	*)
-		case $forge_common_dir in
-		/*) ;;
-		# Relative to DIR; made canonical, as git writes it in .git files.
-		*) forge_common_dir=$(cd -P -- "${1:-.}" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
-		esac
-		;;
-	esac
-	forge_common_of=$forge_root
+	forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel 2>/dev/null) || return 1
+	[ -n "$forge_root" ] || return 1
+	forge_git_common_dir "$forge_root"
 }
 
-# forge_git_common_dir ROOT: sets forge_common_dir to the absolute git common
-# dir of the worktree at ROOT (shared by all its linked worktrees).
+# forge_git_common_dir ROOT: sets forge_git_dir to the absolute git dir of
+# the worktree at ROOT and forge_common_dir to its absolute git common dir
+# (shared by all its linked worktrees), both physical. Returns 1 when git
+# finds none. Exits 65 when the git dir got its common dir from a commondir
+# file that is not a linked worktree's (forge_git_dir_check).
 forge_git_common_dir() {
 	[ "${forge_common_of:-}" != "$1" ] || [ -z "${forge_common_dir:-}" ] || return 0
-	forge_common_dir=$(forge_git -C "$1" rev-parse --git-common-dir) || return 1
+	forge_gcd_out=$(forge_git -C "$1" rev-parse --absolute-git-dir --git-common-dir 2>/dev/null) || return 1
+	forge_git_dir=${forge_gcd_out%%'
+'*}
+	forge_common_dir=${forge_gcd_out#*'
+'}
+	case $forge_common_dir in
+	*'
+'*)
+		# A path with a newline in it: ask for each on its own.
+		forge_git_dir=$(forge_git -C "$1" rev-parse --absolute-git-dir) || return 1
+		forge_common_dir=$(forge_git -C "$1" rev-parse --git-common-dir) || return 1
+		;;
+	esac
 	case $forge_common_dir in
 	/*) ;;
+	# Relative to ROOT, as git writes it in .git files.
 	*) forge_common_dir=$(cd -P -- "$1" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
 	esac
+	forge_git_dir=$(cd -P -- "$forge_git_dir" && pwd -P) || return 1
+	forge_common_dir=$(cd -P -- "$forge_common_dir" && pwd -P) || return 1
+	forge_git_dir_check "$forge_git_dir" "$forge_common_dir"
 	forge_common_of=$1
+}
+
+# forge_git_dir_check GITDIR COMMON: the one place forge decides whether the
+# common dir git found for GITDIR may be believed. git takes a git dir's
+# common dir from its commondir file, which a sandbox with the git dir
+# writable could have planted: the host's git would then read the config
+# (core.fsmonitor, filters), hooks, objects and refs of a folder the sandbox
+# chose, and forge would mount it. Only a linked worktree's git dir,
+# COMMON/worktrees/NAME, has a commondir; a repository whose main git dir
+# (GITDIR, or COMMON) has one is refused with 65 naming it. (A common dir
+# that GIT_COMMON_DIR names is the caller's choice, as it is for git.)
+forge_git_dir_check() {
+	if [ -e "$2/commondir" ] || [ -L "$2/commondir" ]; then
+		forge_die 65 "refusing the repository of $1: its main git dir has a commondir file, $2/commondir, which points git at another folder's config, hooks and objects (remove it if you did not put it there)"
+	fi
+	[ "$1" != "$2" ] || return 0
+	[ -e "$1/commondir" ] || [ -L "$1/commondir" ] || return 0
+	case ${1#"$2"/worktrees/} in "$1" | '' | */*) ;; *) return 0 ;; esac
+	forge_die 65 "refusing the repository of $1: its commondir file, $1/commondir, names $2, which it is no linked worktree of; a main git dir has no commondir (remove it if you did not put it there)"
 }
 
 # forge_head ROOT: sets forge_head to the commit at HEAD, or to "" when the

@@ -181,16 +181,21 @@ forge_mounts_optional() {
 
 # forge_mounts_plan ROOT [create]: sets forge_mounts to the sandbox's mounts
 # for the worktree at ROOT (canonical), one "rw PATH" or "ro PATH" line each,
-# in the order they must be given to msb. Reads the configuration extracted
-# by forge_sandbox_config (forge_sandbox_cfg). The plan is data, the same
-# for every backend: each renderer turns it into its own flags. With
-# "create", a missing hooks dir, .forge or scratch directory is created (up);
-# without, nothing on disk changes (plan). Exits 65 when the worktree or a git
-# dir cannot be mounted, 73 when the hooks dir or .forge cannot be protected.
+# in the order they must be given (a later mount lies on top of an earlier
+# one). Reads the configuration extracted by forge_sandbox_config
+# (forge_sandbox_cfg). The plan is data, one for every backend that can
+# mount what it says: each renderer turns it into its own flags; where msb
+# cannot nest a read-write mount in a read-only one, the git dirs are
+# planned as msb mounts them (forge_mounts_git). With "create", a missing
+# hooks dir, .forge, git folder or scratch directory is created (up);
+# without, nothing on disk changes (plan). Exits 65 when the worktree or a
+# git dir cannot be mounted or its commondir is refused, 73 when the hooks
+# dir, .forge or a git folder cannot be protected.
 # With forge_mounts_source set (forge-verify --isolated --sandbox), ROOT is an
 # isolated copy of that worktree: the copy takes the worktree's place, the
-# object stores it borrows are mounted read-only, and nothing that is, holds
-# or lies in the source worktree or its git dirs is mounted at all.
+# object stores forge_mounts_stores lists (those forge_copy_repo recorded)
+# are mounted read-only, and nothing that is, holds or lies in the source
+# worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
 	forge_mounts='' forge_mounts_reserved='' forge_mounts_custom=
 	forge_mounts_hidden_set
@@ -198,23 +203,15 @@ forge_mounts_plan() {
 	forge_mounts_candidate rw "$1" worktree
 
 	# The git dir and the common dir (for a linked worktree both lie outside
-	# it), shortest first, so the common dir covers a git dir inside it.
-	forge_mp_gitdir=$(forge_git -C "$1" rev-parse --absolute-git-dir) ||
-		forge_die 69 "cannot find the git dir of $1"
+	# it), found once, with a planted commondir refused (forge_git_dir_check).
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
-	forge_canon_dir "$forge_mp_gitdir" || forge_die 69 "cannot resolve the git dir $forge_mp_gitdir"
+	forge_canon_dir "$forge_git_dir" || forge_die 69 "cannot resolve the git dir $forge_git_dir"
 	forge_mp_gitdir=$forge_canon
 	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
 	forge_mp_common=$forge_canon
 	forge_mounts_must "$forge_mp_gitdir" 'git dir'
 	forge_mounts_must "$forge_mp_common" 'git common dir'
-	if [ "${#forge_mp_common}" -le "${#forge_mp_gitdir}" ]; then
-		forge_mounts_candidate rw "$forge_mp_common" 'git common dir'
-		forge_mounts_candidate rw "$forge_mp_gitdir" 'git dir'
-	else
-		forge_mounts_candidate rw "$forge_mp_gitdir" 'git dir'
-		forge_mounts_candidate rw "$forge_mp_common" 'git common dir'
-	fi
+	forge_mounts_git "$forge_mp_common" "$forge_mp_gitdir" "${2:-}"
 
 	# Hooks read-only, always: nothing in the sandbox may plant a hook the
 	# host's git runs. The evidence forge-verify gates on, read-only too:
@@ -225,7 +222,7 @@ forge_mounts_plan() {
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
 	forge_mounts_protect "$1/.forge" 'evidence dir' "${2:-}"
-	[ -z "${forge_mounts_source:-}" ] || forge_mounts_borrowed "$forge_mp_common/objects"
+	[ -z "${forge_mounts_source:-}" ] || forge_mounts_borrowed "${forge_mounts_stores:-}"
 
 	# The project read-only: it always holds the read-write git common dir
 	# (<project>/.git), and msb cannot mount a folder read-only around a
@@ -304,6 +301,64 @@ forge_mounts_plan() {
 		esac
 	done
 	return 0
+}
+
+# forge_mounts_git COMMON GITDIR [create]: offers the git dirs (canonical):
+# COMMON, the common dir, and GITDIR, the worktree's own (COMMON itself, or
+# a linked worktree's COMMON/worktrees/NAME). What in a git dir decides
+# which config, hooks, object stores or repository the host's git reads
+# (config, commondir, objects/info/alternates, info/, hooks/, ...:
+# gitrepository-layout(5), listed in forge-sandbox(1)) must not be
+# writable inside, nor creatable where it does not exist: so the root of
+# COMMON is read-only, with what git writes when it commits writable inside
+# it (objects/, refs/, logs/, reftable/ and GITDIR), and objects/info
+# read-only again. msb cannot mount a folder read-write inside a read-only
+# one (the outer flag wins, so commits would fail everywhere): with msb the
+# git dirs stay read-write as a whole, a limit forge-sandbox(1) states.
+# Exits 73 when one of those folders is a symbolic link or cannot be made.
+forge_mounts_git() {
+	if [ "${forge_backend:-msb}" != bwrap ]; then
+		# Shortest first, so the common dir covers a git dir inside it.
+		if [ "${#1}" -le "${#2}" ]; then
+			forge_mounts_candidate rw "$1" 'git common dir'
+			forge_mounts_candidate rw "$2" 'git dir'
+		else
+			forge_mounts_candidate rw "$2" 'git dir'
+			forge_mounts_candidate rw "$1" 'git common dir'
+		fi
+		return 0
+	fi
+	forge_mounts_candidate ro "$1" 'git common dir'
+	for forge_mg_sub in objects refs logs reftable; do
+		[ "$forge_mg_sub" != reftable ] || [ -d "$1/reftable" ] || continue
+		forge_mounts_git_folder rw "$1/$forge_mg_sub" "${3:-}"
+	done
+	forge_mounts_git_folder ro "$1/objects/info" "${3:-}"
+	[ "$2" = "$1" ] || forge_mounts_git_folder rw "$2" "${3:-}"
+}
+
+# forge_mounts_git_folder FLAG PATH [create]: PATH, a folder of a git dir
+# whose root is mounted read-only, mounted FLAG on top of it (the one place
+# a mount nests read-write inside read-only: for the namespace backend,
+# which can). A missing one is created (with create; plan only checks that
+# it could be): the mount point must exist before the read-only root is
+# mounted. Exits 73 for a symbolic link, a non-folder or a failed mkdir.
+forge_mounts_git_folder() {
+	if [ -L "$2" ] || { [ -e "$2" ] && [ ! -d "$2" ]; }; then
+		forge_die 73 "cannot mount the git dir's $2: it is not a folder (refusing to mount it)"
+	fi
+	if [ ! -d "$2" ]; then
+		if [ "${3:-}" = create ]; then
+			mkdir -- "$2" 2>/dev/null || [ -d "$2" ] || forge_die 73 "cannot create $2, which the sandbox must see"
+			[ ! -L "$2" ] || forge_die 73 "cannot mount the git dir's $2: it is not a folder (refusing to mount it)"
+		elif [ ! -w "${2%/*}" ]; then
+			forge_die 73 "cannot create $2, which the sandbox must see"
+		fi
+	fi
+	forge_mounts_reserved=$forge_mounts_reserved$2'
+'
+	forge_mounts=$forge_mounts$1' '$2'
+'
 }
 
 # forge_mounts_protect PATH WHAT [create]: offers PATH, a folder the
@@ -609,12 +664,10 @@ forge_mounts_hidden_set() {
 	[ -n "${forge_mounts_source:-}" ] || return 0
 	forge_mounts_hidden=$forge_mounts_source'
 '
-	forge_mh_dir=$(forge_git -C "$forge_mounts_source" rev-parse --absolute-git-dir) ||
-		forge_die 69 "cannot find the git dir of $forge_mounts_source"
-	forge_canon_dir "$forge_mh_dir" || forge_die 69 "cannot resolve the git dir $forge_mh_dir"
+	forge_git_common_dir "$forge_mounts_source" || forge_die 69 "cannot find the git common dir of $forge_mounts_source"
+	forge_canon_dir "$forge_git_dir" || forge_die 69 "cannot resolve the git dir $forge_git_dir"
 	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
 '
-	forge_git_common_dir "$forge_mounts_source" || forge_die 69 "cannot find the git common dir of $forge_mounts_source"
 	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
 	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
 '
@@ -637,38 +690,23 @@ forge_mounts_hidden_ok() {
 	return 0
 }
 
-# forge_mounts_borrowed OBJECTS: offers, read-only, every object store the
-# copy's OBJECTS folder borrows through objects/info/alternates (the
-# source's, and the stores that one borrows in turn, one level deeper): git in
+# forge_mounts_borrowed STORES: offers, read-only, the object stores an
+# isolated copy borrows, as forge_copy_repo recorded them when it wrote the
+# copy's alternates (forge_copy_stores, one canonical path a line): git in
 # the copy reads its history there, and nothing else of the source is seen.
+# Never a store read back from an alternates file: the sandbox of the
+# source's worktree could have written the source's, and the copy's own is
+# in its read-write mount.
 forge_mounts_borrowed() {
-	forge_mb_queue=$1/info/alternates'
-'
-	forge_mb_depth=0
-	while [ -n "$forge_mb_queue" ] && [ "$forge_mb_depth" -lt 3 ]; do
-		forge_mb_next=
-		while [ -n "$forge_mb_queue" ]; do
-			forge_mb_file=${forge_mb_queue%%'
+	forge_mb_rest=$1
+	while [ -n "$forge_mb_rest" ]; do
+		forge_mb_path=${forge_mb_rest%%'
 '*}
-			forge_mb_queue=${forge_mb_queue#*'
+		forge_mb_rest=${forge_mb_rest#*'
 '}
-			{ [ -f "$forge_mb_file" ] && [ ! -L "$forge_mb_file" ]; } || continue
-			forge_mb_base=${forge_mb_file%/info/alternates}
-			while IFS= read -r forge_mb_line || [ -n "$forge_mb_line" ]; do
-				case $forge_mb_line in
-				'' | '#'* | '"'*) continue ;;
-				/*) forge_mb_path=$forge_mb_line ;;
-				*) forge_mb_path=$forge_mb_base/$forge_mb_line ;;
-				esac
-				forge_canon_dir "$forge_mb_path" || continue
-				forge_mounts_optional "$forge_canon" 'object store' || continue
-				forge_mounts_candidate ro "$forge_canon" 'object store'
-				forge_mb_next=$forge_mb_next$forge_canon/info/alternates'
-'
-			done <"$forge_mb_file"
-		done
-		forge_mb_queue=$forge_mb_next
-		forge_mb_depth=$((forge_mb_depth + 1))
+		forge_canon_dir "$forge_mb_path" || continue
+		forge_mounts_optional "$forge_canon" 'object store' || continue
+		forge_mounts_candidate ro "$forge_canon" 'object store'
 	done
 	return 0
 }

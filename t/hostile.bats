@@ -520,3 +520,42 @@ outside_untouched() {
 	[ ! -e ".forge/runs/$kept" ]
 	[ -d ".forge/runs/$(jq -r .run .forge/changes/keep-me.json)" ]
 }
+
+@test "a commondir in the main git dir (a sandbox could have planted it): every forge-verify mode refuses (65) naming it; its filter never runs; a linked worktree's is believed" {
+	make_repo "$SCRATCH/repo" && cd "$SCRATCH/repo"
+	repo=$(pwd -P)
+	printf '*.txt filter=pwn\n' >.gitattributes
+	printf 'data\n' >a.txt
+	git add .gitattributes a.txt
+	git commit -q -m 'a filtered file'
+	git worktree add -q "$SCRATCH/linked"
+	mkdir .evil
+	ln -s "$repo/.git/objects" .evil/objects
+	ln -s "$repo/.git/refs" .evil/refs
+	printf '[filter "pwn"]\n\tsmudge = "touch %s; cat"\n\tclean = "touch %s; cat"\n' "$SCRATCH/PWNED" "$SCRATCH/PWNED" >.evil/config
+	printf '../.evil\n' >.git/commondir
+	echo change >>a.txt
+	for mode in '' --isolated '--isolated --warm'; do
+		# shellcheck disable=SC2086 # the mode's words
+		run forge-verify $mode -- true
+		assert_failure 65
+		assert_output --partial "$repo/.git/commondir"
+	done
+	[ ! -e "$SCRATCH/PWNED" ]
+	[ ! -e "$repo/.forge/timeline.jsonl" ]
+	# From the linked worktree: its own commondir is a linked worktree's, the main one's is refused.
+	cd "$SCRATCH/linked"
+	run forge-verify --isolated -- true
+	assert_failure 65
+	assert_output --partial "$repo/.git/commondir"
+	rm "$repo/.git/commondir"
+	run forge-verify --isolated -- true
+	assert_success
+	# A linked worktree's commondir naming another repository's git dir is refused too.
+	make_repo "$SCRATCH/other"
+	gitdir=$(git rev-parse --absolute-git-dir)
+	printf '%s\n' "$SCRATCH/other/.git" >"$gitdir/commondir"
+	run forge-verify -- true
+	assert_failure 65
+	assert_output --partial "$gitdir/commondir"
+}

@@ -18,6 +18,9 @@ setup() {
 }
 
 teardown() {
+	# A commondir a test planted would make rm refuse the repository.
+	[ -z "${REPO:-}" ] || rm -f "$REPO/.git/commondir"
+	[ -z "${NOBODY_REPO:-}" ] || rm -f "$NOBODY_REPO/.git/commondir"
 	for dir in "${REPO:-}" "${OTHER:-}"; do
 		[ -z "$dir" ] || forge-sandbox rm "$dir" >/dev/null 2>&1 || :
 	done
@@ -29,6 +32,14 @@ teardown() {
 user_config() {
 	mkdir -p "$XDG_CONFIG_HOME/forge"
 	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
+# HOME under the scratch folder.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
+		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
+		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
 }
 
 # in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
@@ -135,12 +146,11 @@ kernel_interfaces_hold() {
 	git -C lib status >/dev/null
 	git -C "$SCRATCH/other" status >/dev/null
 	[ ! -e "$pwned" ]
-	# Work inside still works: a commit in the worktree and in the submodule.
-	run in_sandbox sh -c 'echo x >new && git add new && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m inside'
+	# The files of the worktree and the submodule's checkout stay writable (commits
+	# there fail: their index lies in a read-only git dir root, tested below).
+	run in_sandbox sh -c 'echo x >new && echo y >lib/more'
 	assert_success
-	run in_sandbox sh -c 'cd lib && echo y >more && git add more && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m inside-lib'
-	assert_success
-	[ "$(git -C lib log -1 --format=%s)" = inside-lib ]
+	[ "$(cat lib/more)" = y ]
 }
 
 @test "a directory as stdio never goes in: forge-shell refuses it (127) and the exec server refuses a raw request carrying one" {
@@ -195,7 +205,7 @@ kernel_interfaces_hold() {
 	ln -s "$SCRATCH/elsewhere" .git/modules
 	run forge-sandbox up
 	assert_failure 73
-	assert_output --partial "cannot protect the git dirs in $REPO/.git/modules: it is a symbolic link"
+	assert_output --partial "cannot protect $REPO/.git/modules: it is a symbolic link"
 	[ ! -e "$STATE/pid" ]
 }
 
@@ -261,4 +271,171 @@ kernel_interfaces_hold() {
 	run grep -v -e "^$REPO" -e '^/tmp$' -e '^/opt/forge$' -e '^/opt/forge/.cache$' \
 		-e "^$TMPDIR/opencode\$" -e "^$HOME/.local/share/opencode/" <<<"$writable"
 	assert_output ''
+}
+
+# --- git metadata that decides what the host's git (or forge) runs or reads ----
+
+# plant_evil_common DIR: a git dir of the agent's making in DIR (its objects
+# and refs the repository's own), whose config names a core.fsmonitor and a
+# smudge filter that touch $SCRATCH/PWNED: what a planted commondir makes the
+# host's git (or forge's own checkout of a copy) read.
+plant_evil_common() {
+	mkdir -p "$1"
+	ln -s "$REPO/.git/objects" "$1/objects"
+	ln -s "$REPO/.git/refs" "$1/refs"
+	printf '[core]\n\tfsmonitor = "touch %s; false"\n[filter "pwn"]\n\tsmudge = "touch %s; cat"\n' \
+		"$SCRATCH/PWNED" "$SCRATCH/PWNED" >"$1/config"
+}
+
+# git_root_snapshot GITDIR: every entry at the top of GITDIR and in its info/
+# and objects/info/ (name, type, content digest), to prove nothing was written there.
+git_root_snapshot() {
+	(cd "$1" && find . -maxdepth 1 ! -name . -print && find info objects/info -print 2>/dev/null) | LC_ALL=C sort |
+		while IFS= read -r p; do
+			if [ -f "$1/$p" ]; then printf 'F %s %s\n' "$p" "$(sha256sum <"$1/$p")"; else printf 'D %s\n' "$p"; fi
+		done
+}
+
+# attack_git_root REPO IN_SANDBOX...: from inside REPO's sandbox, every file of
+# the git dir's root that decides what the host's git reads cannot be created
+# or changed, and a commondir planted there fails; the host's git status then
+# runs nothing.
+attack_git_root() {
+	local repo=$1 f before
+	shift
+	before=$(git_root_snapshot "$repo/.git")
+	# The worktree is writable: the sandbox works.
+	run "$@" sh -c 'cd "$1" && echo made >made-inside' sh "$repo"
+	assert_success
+	for f in commondir config config.worktree objects/info/alternates objects/info/http-alternates info/attributes \
+		info/grafts shallow packed-refs branches/origin remotes/origin hooks/pre-commit; do
+		run "$@" sh -c 'cd "$1" && printf "%s\n" "$2" >>".git/$3"' sh "$repo" "$repo/.evil" "$f"
+		assert_failure
+	done
+	run "$@" sh -c 'cd "$1" && rm .git/config' sh "$repo"
+	assert_failure
+	run "$@" sh -c 'cd "$1" && mv .git/objects .git/objects-moved' sh "$repo"
+	assert_failure
+	[ "$(git_root_snapshot "$repo/.git")" = "$before" ]
+	# What the attack then needs in the worktree is there; it has no effect.
+	git -c safe.directory="$repo" -C "$repo" status >/dev/null
+	[ ! -e "$SCRATCH/PWNED" ]
+}
+
+@test "the git dir's root is read-only inside: no commondir, config, alternates, attributes, grafts can be planted; the host's git status runs nothing (as root)" {
+	forge-sandbox up >/dev/null
+	run in_sandbox sh -c 'mkdir -p .evil && ln -s "$1/.git/objects" .evil/objects && ln -s "$1/.git/refs" .evil/refs &&
+		printf "[core]\n\tfsmonitor = \"touch %s; false\"\n" "$2" >.evil/config' sh "$REPO" "$SCRATCH/PWNED"
+	assert_success
+	attack_git_root "$REPO" forge-sandbox exec "$REPO" --
+}
+
+@test "the git dir's root is read-only inside for an unprivileged user too; alternates it lists reach no copy's sandbox" {
+	[ "$(id -u)" = 0 ] || skip "needs root to become the unprivileged user nobody"
+	chmod 755 "$SCRATCH"
+	mkdir -p "$SCRATCH/nobody/.config/forge" "$SCRATCH/nobody/tmp" "$SCRATCH/nobody/.ssh"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
+		>"$SCRATCH/nobody/.config/forge/config.json"
+	echo NOBODYSECRET >"$SCRATCH/nobody/.ssh/id_test"
+	make_repo "$SCRATCH/nobody/repo"
+	chown -R 65534:65534 "$SCRATCH/nobody"
+	NOBODY_REPO=$SCRATCH/nobody/repo
+	run as_nobody forge-sandbox up "$NOBODY_REPO"
+	assert_success
+	cd "$NOBODY_REPO"
+	attack_git_root "$NOBODY_REPO" as_nobody forge-sandbox exec "$NOBODY_REPO" --
+	# One planted before (an msb sandbox cannot protect the git dir): a copy's sandbox never mounts it.
+	printf '%s\n' "$SCRATCH/nobody/.ssh" >>"$NOBODY_REPO/.git/objects/info/alternates"
+	chown 65534:65534 "$NOBODY_REPO/.git/objects/info/alternates"
+	run as_nobody sh -c 'cd "$1" && exec forge-verify --isolated --sandbox -- cat "$2"' sh "$NOBODY_REPO" "$SCRATCH/nobody/.ssh/id_test"
+	assert_failure 1
+	refute_output --partial NOBODYSECRET
+	# A commondir planted before: up --restart and forge-verify refuse it.
+	make_repo "$SCRATCH/nobody/other"
+	chown -R 65534:65534 "$SCRATCH/nobody/other"
+	as_nobody sh -c 'printf "%s\n" "$1" >"$2"' sh "$SCRATCH/nobody/other/.git" "$NOBODY_REPO/.git/commondir"
+	run as_nobody forge-sandbox up --restart "$NOBODY_REPO"
+	assert_failure 65
+	assert_output --partial "$NOBODY_REPO/.git/commondir"
+	run as_nobody sh -c 'cd "$1" && exec forge-verify --isolated --sandbox -- true' sh "$NOBODY_REPO"
+	assert_failure 65
+	rm "$NOBODY_REPO/.git/commondir"
+}
+
+@test "--isolated --sandbox mounts only the object store forge recorded: alternates the sandbox could list are never followed (as root)" {
+	mkdir -p "$SCRATCH/secret"
+	echo TOPSECRET >"$SCRATCH/secret/key"
+	forge-sandbox up >/dev/null
+	run in_sandbox sh -c 'printf "%s\n" "$1" >>.git/objects/info/alternates' sh "$SCRATCH/secret"
+	assert_failure
+	forge-sandbox rm >/dev/null
+	# One planted before (an msb sandbox cannot protect the git dir).
+	printf '/etc\n%s\n' "$SCRATCH/secret" >>.git/objects/info/alternates
+	run forge-verify --isolated --sandbox -- sh -c 'cat "$1"; head -1 /etc/shadow' sh "$SCRATCH/secret/key"
+	assert_failure 1
+	refute_output --partial TOPSECRET
+	refute_output --partial 'root:'
+	# The store forge recorded is there: git in the copy reads the history.
+	run forge-verify --isolated --sandbox -- sh -c 'git log --oneline | grep -q initial'
+	assert_success
+}
+
+@test "commits: in a linked worktree's sandbox they work; in the main worktree's they fail with git's error and nothing reaches the git dir's root" {
+	git worktree add -q "$SCRATCH/linked"
+	LINKED=$(cd "$SCRATCH/linked" && pwd -P)
+	OTHER=$LINKED
+	forge-sandbox up "$LINKED" >/dev/null
+	run forge-sandbox exec "$LINKED" -- sh -c 'cd "$1" && echo x >new && git add new && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m in-linked && git log -1 --format=%s' sh "$LINKED"
+	assert_success
+	assert_output in-linked
+	[ "$(git -C "$LINKED" log -1 --format=%s)" = in-linked ]
+	# Its own git dir's commondir, gitdir are read-only.
+	run forge-sandbox exec "$LINKED" -- sh -c 'cd "$1" && echo /tmp >"$(git rev-parse --git-dir)/commondir"' sh "$LINKED"
+	assert_failure
+	forge-sandbox up >/dev/null
+	before=$(git_root_snapshot "$REPO/.git")
+	run in_sandbox sh -c 'echo y >new2 && git add new2 && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m in-main'
+	assert_failure
+	assert_output --partial 'Read-only file system'
+	run in_sandbox git -c user.name=agent -c user.email=agent@example.invalid commit -q --allow-empty -m in-main
+	assert_failure
+	[ "$(git log -1 --format=%s)" = initial ]
+	[ "$(git_root_snapshot "$REPO/.git")" = "$before" ]
+}
+
+@test "a commondir in the main git dir (pointing at a git dir of the agent's making): up, plan, exec's up and forge-verify refuse it (65) naming it; the filter never runs" {
+	plant_evil_common "$REPO/.evil"
+	printf '*.txt filter=pwn\n' >.gitattributes
+	printf 'data\n' >a.txt
+	git add .gitattributes a.txt
+	git commit -q -m 'a filtered file'
+	printf '../.evil\n' >.git/commondir
+	for cmd in 'forge-sandbox up' 'forge-sandbox up --restart' 'forge-sandbox plan' 'forge-sandbox plan --backend msb' \
+		'forge-verify --isolated --sandbox -- true' 'forge-verify --isolated -- true' 'forge-verify -- true'; do
+		# shellcheck disable=SC2086 # words of a command line
+		run $cmd
+		assert_failure 65
+		assert_output --partial "$REPO/.git/commondir"
+	done
+	[ ! -e "$SCRATCH/PWNED" ]
+	[ ! -e "$STATE/pid" ]
+}
+
+@test "a commondir in the main git dir naming another repository: up --restart refuses it (65); that repository is never mounted" {
+	make_repo "$SCRATCH/other-repo"
+	forge-sandbox up >/dev/null
+	printf '%s\n' "$SCRATCH/other-repo/.git" >.git/commondir
+	run forge-sandbox up --restart
+	assert_failure 65
+	assert_output --partial "$REPO/.git/commondir"
+	run forge-sandbox plan --backend bwrap
+	assert_failure 65
+	refute_line "$SCRATCH/other-repo/.git"
+	# A linked worktree of a repository whose main git dir has one: refused too.
+	rm .git/commondir
+	git worktree add -q "$SCRATCH/linked2"
+	printf '%s\n' "$SCRATCH/other-repo/.git" >.git/commondir
+	run forge-sandbox plan "$SCRATCH/linked2"
+	assert_failure 65
+	assert_output --partial "$REPO/.git/commondir"
 }

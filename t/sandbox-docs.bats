@@ -62,9 +62,12 @@ readme() { tr -s ' \n' '  ' <"$abs_top_srcdir/README.md"; }
 
 @test "docs: forge-sandbox(1) says what in the git dirs the namespace backend protects and what neither backend can stop" {
 	run rendered forge-sandbox.1
-	assert_output --partial 'config, commondir, gitdir, hooks (an empty read-only folder where none exists)'
+	assert_output --partial 'Git metadata'
+	assert_output --partial 'mounts the root of the common dir read-only and, on top of it, read-write only objects/, refs/, logs/'
+	assert_output --partial 'in a linked worktree (the layout loops use) git commits inside work'
+	assert_output --partial "commits from inside fail with git's own error"
+	assert_output --partial 'a repository whose main git dir has a commondir file'
 	assert_output --partial 'What neither backend can stop.'
-	assert_output --partial 'plant a commondir file in a git dir that has none'
 	assert_output --partial 'add a nested repository as a submodule'
 	assert_output --partial 'A repository cannot widen its own sandbox.'
 	assert_output --partial 'a directory or a block device is refused'

@@ -837,3 +837,47 @@ state_refused() {
 	assert_line --index 1 create
 	assert_line --index 2 "rw $REPO"
 }
+
+# git_mounts: the mounts of the plan array that lie in $REPO/.git, as
+# "FLAG PATH" lines in order (bwrap: --bind/--ro-bind SRC DEST; msb: -v SPEC).
+git_mounts() {
+	local i
+	for ((i = 0; i < ${#plan[@]} - 1; i++)); do
+		case ${plan[i]}/${plan[i + 1]} in
+		--bind/"$REPO/.git"* | --ro-bind/"$REPO/.git"* | -v/"$REPO/.git"*) printf '%s %s\n' "${plan[i]}" "${plan[i + 1]}" ;;
+		esac
+	done
+}
+
+@test "the git dirs: bwrap's plan mounts the common dir's root read-only, objects, refs, logs and the worktree's git dir read-write on top; msb's, which cannot nest, read-write" {
+	printf '{"sandbox": {"backend": "msb", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
+	git worktree add -q "$SCRATCH/linked"
+	linked=$(cd "$SCRATCH/linked" && pwd -P)
+	g=$REPO/.git
+	plan_argv --backend bwrap "$linked"
+	expected=("--ro-bind $g" "--bind $g/objects" "--bind $g/refs" "--bind $g/logs" "--ro-bind $g/objects/info"
+		"--bind $g/worktrees/linked" "--ro-bind $g/worktrees/linked/commondir" "--ro-bind $g/worktrees/linked/gitdir")
+	[ "$(git_mounts)" = "$(printf '%s\n' "${expected[@]}")" ]
+	plan_argv --backend msb "$linked"
+	[ "$(git_mounts)" = "$(printf '%s\n' "-v $g:$g" "-v $g/hooks:$g/hooks:ro")" ]
+	# The main worktree: its .git read-only inside the read-write worktree.
+	plan_argv --backend bwrap "$REPO"
+	[ "$(git_mounts)" = "$(printf '%s\n' "--ro-bind $g" "--bind $g/objects" "--bind $g/refs" "--bind $g/logs" "--ro-bind $g/objects/info")" ]
+	# Nothing was created by plan.
+	rm -rf "$g/logs"
+	plan_argv --backend bwrap "$REPO"
+	[ ! -e "$g/logs" ]
+	[ "$(git_mounts | grep -c logs)" -eq 1 ]
+}
+
+@test "a symbolic link at the git dir's objects, refs, logs or objects/info: bwrap's plan exits 73 naming it" {
+	for sub in logs objects/info; do
+		mv ".git/$sub" "$SCRATCH/moved"
+		ln -s "$SCRATCH/moved" ".git/$sub"
+		run forge-sandbox plan --backend bwrap
+		assert_failure 73
+		assert_output --partial "cannot mount the git dir's $REPO/.git/$sub: it is not a folder"
+		rm ".git/$sub"
+		mv "$SCRATCH/moved" ".git/$sub"
+	done
+}
