@@ -16,11 +16,27 @@ forge_git() {
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that
 # contains DIR (default: the current directory), and forge_common_dir to its
-# absolute git common dir. Returns 1 when DIR is not inside a git worktree
-# (bare repositories and .git dirs included).
+# absolute git common dir; as forge_head would, forge_head too, from the
+# same git process. Returns 1 when DIR is not inside a git worktree (bare
+# repositories and .git dirs included).
 forge_repo_root() {
-	forge_root_out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --git-common-dir 2>/dev/null) ||
-		return 1
+	forge_head_of=
+	# --verify -q fails (1) without a commit, after printing the other two.
+	forge_root_status=0
+	forge_root_out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --git-common-dir \
+		--verify -q 'HEAD^{commit}' 2>/dev/null) || forge_root_status=$?
+	case $forge_root_status:$forge_root_out in
+	0:*'
+'*'
+'*)
+		forge_head=${forge_root_out##*'
+'}
+		forge_root_out=${forge_root_out%'
+'*} ;;
+	1:*'
+'*) forge_head= ;;
+	*) return 1 ;;
+	esac
 	forge_root=${forge_root_out%'
 '*}
 	forge_common_dir=${forge_root_out##*'
@@ -32,6 +48,7 @@ forge_repo_root() {
 		forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel) || return 1
 		forge_common_dir=
 		forge_git_common_dir "$forge_root" || return 1
+		forge_head "$forge_root"
 		;;
 	*)
 		case $forge_common_dir in
@@ -42,6 +59,7 @@ forge_repo_root() {
 		;;
 	esac
 	forge_common_of=$forge_root
+	forge_head_of=$forge_root
 }
 
 # forge_git_common_dir ROOT: sets forge_common_dir to the absolute git common
@@ -71,7 +89,7 @@ forge_exclude_forge_dir() {
 	if [ -f "$forge_exclude_file" ] && grep -qxF -e '/.forge/' -- "$forge_exclude_file"; then
 		return 0
 	fi
-	mkdir -p -- "$forge_common_dir/info" || return 1
+	[ -d "$forge_common_dir/info" ] || mkdir -p -- "$forge_common_dir/info" || return 1
 	# Keep an existing last line intact when it lacks its newline.
 	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 -- "$forge_exclude_file")" ]; then
 		printf '\n' >>"$forge_exclude_file" || return 1
