@@ -373,7 +373,7 @@ forge_copy_checkout() {
 # forge_copy_snapshot_tree). SCRATCH holds the patch and the file lists.
 forge_copy_fill() {
 	forge_fill_patch=$3/changes.patch
-	rm -f -- "$3/tar.failed"
+	[ ! -e "$3/tar.failed" ] && [ ! -L "$3/tar.failed" ] || rm -f -- "$3/tar.failed"
 	# Flags that user configuration cannot reshape: no colour, no external
 	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
 	# context, submodules left alone.
