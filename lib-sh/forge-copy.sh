@@ -373,7 +373,9 @@ forge_copy_checkout() {
 # forge_copy_snapshot_tree). SCRATCH holds the patch and the file lists.
 forge_copy_fill() {
 	forge_fill_patch=$3/changes.patch
-	[ ! -e "$3/tar.failed" ] && [ ! -L "$3/tar.failed" ] || rm -f -- "$3/tar.failed"
+	if [ -e "$3/tar.failed" ] || [ -L "$3/tar.failed" ]; then
+		rm -f -- "$3/tar.failed"
+	fi
 	# Flags that user configuration cannot reshape: no colour, no external
 	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
 	# context, submodules left alone.
@@ -434,8 +436,8 @@ forge_copy_snapshot_tree() {
 	forge_copy_index=$2/index
 	forge_snap_objects=${3:-}
 	if [ -n "$forge_snap_objects" ] && ! forge_is_real_dir "$forge_snap_objects"; then
-		forge_rm_tree "$forge_snap_objects" && mkdir -p -- "$forge_snap_objects" ||
-			forge_die 73 "cannot create $forge_snap_objects"
+		forge_rm_tree "$forge_snap_objects" || forge_die 73 "cannot remove $forge_snap_objects"
+		mkdir -p -- "$forge_snap_objects" || forge_die 73 "cannot create $forge_snap_objects"
 	fi
 	if ! {
 		if [ -f "$1/.git/index" ]; then
