@@ -179,20 +179,21 @@ forge_runs_finished() {
 	done
 }
 
-# forge_runs_kept_sources [CHANGE]: prints what retention reads to know the
-# runs it keeps (forge_runs_kept_ids reads the run IDs out of it): the last
-# forge_keep_runs - 1 verify records of the timeline (appended in the order
-# runs finished, whatever the clock said; the record about to be appended is
-# the last one) and every .forge/changes/<ID>.json but CHANGE's (which the
-# record about to be written replaces). Returns 1 when that cannot be known
-# (then nothing may be pruned).
+# forge_runs_kept_sources COUNT [CHANGE]: prints what retention reads to know
+# the runs it keeps (forge_runs_kept_ids reads the run IDs out of it): the
+# last COUNT verify records of the timeline (appended in the order runs
+# finished, whatever the clock said; forge_record asks for one less than
+# forge_keep_runs, its own record being the last) and every
+# .forge/changes/<ID>.json but CHANGE's (which the record about to be
+# written replaces). Returns 1 when that cannot be known (then nothing may
+# be pruned).
 forge_runs_kept_sources() {
-	forge_rk_change=${1:-}
+	forge_rk_count=$1 forge_rk_change=${2:-}
 	forge_rk_timeline=$forge_state_dir/timeline.jsonl
 	forge_state_path "$forge_rk_timeline" file || return 1
 	forge_state_path "$forge_state_dir/changes" dir || return 1
-	if [ -f "$forge_rk_timeline" ] && [ "$forge_keep_runs" -gt 1 ]; then
-		grep -F '"event":"verify"' -- "$forge_rk_timeline" | tail -n "$((forge_keep_runs - 1))" || return 1
+	if [ -f "$forge_rk_timeline" ] && [ "$forge_rk_count" -gt 0 ]; then
+		grep -F '"event":"verify"' -- "$forge_rk_timeline" | tail -n "$forge_rk_count" || return 1
 	fi
 	# Most repositories have no change record: no find for them.
 	set -- "$forge_state_dir"/changes/*.json
@@ -209,7 +210,7 @@ forge_runs_kept_sources() {
 # record's jq run reads them itself: see forge_record).
 forge_runs_kept_ids() {
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_runs_kept=$(forge_runs_kept_sources | jq -R -r 'fromjson? | objects | .run | strings') || return 1
+	forge_runs_kept=$(forge_runs_kept_sources "$forge_keep_runs" | jq -R -r 'fromjson? | objects | .run | strings') || return 1
 	forge_runs_kept="
 $forge_runs_kept
 "
@@ -344,7 +345,7 @@ forge_record() {
 	forge_record_out=$({
 		printf '%s\0' "$@" && printf . &&
 			if [ "$forge_rec_sources" = 1 ]; then
-				forge_runs_kept_sources "$3" || printf '\n\001unknown\n'
+				forge_runs_kept_sources "$((forge_keep_runs - 1))" "$3" || printf '\n\001unknown\n'
 			fi
 	} | jq -R -s -r \
 		--arg ts "$forge_ts" --arg run "$forge_run_id" \
