@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -209,6 +210,48 @@ static void handled_signals(sigset_t *set)
 }
 
 /*
+ * execvp, without its failed execve per PATH element before the one that
+ * holds COMMAND: the file is found with stat first and exec'd once, argv[0]
+ * unchanged.  Anything unusual (no such file anywhere, a file exec refuses,
+ * a script without #!) goes to execvp itself, so errors and the fallback to
+ * sh are exactly execvp's.  Returns only on failure, as execvp does.
+ */
+static void exec_command(char **argv)
+{
+	const char *path = getenv("PATH"), *dir, *end;
+	char file[PATH_MAX];
+	struct stat st;
+	size_t dir_len, name_len = strlen(argv[0]);
+
+	if (strchr(argv[0], '/') || !path || name_len == 0)
+		goto fallback;
+	for (dir = path;; dir = end + 1) {
+		end = strchr(dir, ':');
+		if (!end)
+			end = dir + strlen(dir);
+		dir_len = (size_t)(end - dir);
+		if (dir_len == 0) { /* an empty element is the current directory */
+			dir = ".";
+			dir_len = 1;
+		}
+		if (dir_len + 1 + name_len < sizeof file) {
+			memcpy(file, dir, dir_len);
+			file[dir_len] = '/';
+			memcpy(file + dir_len + 1, argv[0], name_len + 1);
+			if (stat(file, &st) == 0 && S_ISREG(st.st_mode) &&
+			    access(file, X_OK) == 0) {
+				execv(file, argv);
+				break;
+			}
+		}
+		if (*end == '\0')
+			break;
+	}
+fallback:
+	execvp(argv[0], argv);
+}
+
+/*
  * In the child: own process group, then the caller's signal state. Our
  * handlers go before the mask is restored: a signal pending here would
  * otherwise run on_signal and write into the parent's self-pipe.
@@ -222,7 +265,7 @@ static void run_child(char **argv, const sigset_t *caller_mask, int report_fd)
 	    sigprocmask(SIG_SETMASK, caller_mask, NULL) == -1) {
 		failure.err = errno;
 	} else {
-		execvp(argv[0], argv);
+		exec_command(argv);
 		failure.at_exec = 1;
 		failure.err = errno;
 	}

@@ -56,8 +56,9 @@ forge_config_texts() {
 	}'
 	
 	# The verify defaults, also used as they are when no file exists at all.
-	forge_config_verify_values='1800 3 false 20'
-	# shellcheck disable=SC2086 # four plain words
+	# (The fifth, verify.sandbox, has no default in the merged configuration.)
+	forge_config_verify_values='1800 3 false 20 false'
+	# shellcheck disable=SC2086 # plain words
 	set -- $forge_config_verify_values
 	forge_config_defaults='{
 	  "verify": {"timeout": '"$1"', "breaker": {"threshold": '"$2"'}, "isolated": {"warm": '"$3"'},
@@ -161,7 +162,7 @@ forge_config_texts() {
 	| $msgs[],
 	  (if any($msgs[]; startswith("E\t")) then empty
 	   else reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v)
-	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm) \(.keepRuns)")", "C\t\(tojson)" end)
+	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm) \(.keepRuns) \(.sandbox == true)")", "C\t\(tojson)" end)
 	'
 }
 
@@ -187,6 +188,8 @@ forge_config_load() {
 	fi
 	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
 	[ -n "$forge_config_cli" ] && set -- "$@" "$forge_config_cli"
+	# How many files were read: none means the defaults, known without jq.
+	forge_config_files=$#
 	for forge_config_f in "$@"; do
 		if [ ! -r "$forge_config_f" ] || [ -d "$forge_config_f" ]; then
 			forge_die 65 "$forge_config_f: cannot read config file"
@@ -251,14 +254,15 @@ forge_config_get() {
 }
 
 # forge_config_verify: sets forge_default_timeout, forge_threshold,
-# forge_warm and forge_keep_runs from the merged configuration (types and
+# forge_warm, forge_keep_runs and forge_config_sandbox (verify.sandbox: true
+# or false) from the merged configuration (types and
 # ranges were checked per file by forge_config_load, which also extracted
 # them; checked here again in the form the shell will use them).
 forge_config_verify() {
-	# shellcheck disable=SC2086 # four plain words
+	# shellcheck disable=SC2086 # plain words
 	set -- $forge_config_verify_values
 	forge_is_seconds "$1" || forge_die 65 "configuration: key verify.timeout: not a usable number of seconds: $1"
 	forge_is_count "$2" || forge_die 65 "configuration: key verify.breaker.threshold: not a usable count: $2"
 	forge_is_count "$4" || forge_die 65 "configuration: key verify.keepRuns: not a usable count: $4"
-	forge_default_timeout=$1 forge_threshold=$2 forge_warm=$3 forge_keep_runs=$4
+	forge_default_timeout=$1 forge_threshold=$2 forge_warm=$3 forge_keep_runs=$4 forge_config_sandbox=${5:-false}
 }

@@ -369,19 +369,29 @@ forge_copy_repo() {
 }
 
 # forge_copy_checkout COPY ERRFILE: checks HEAD out in COPY (its index, if
-# any, only tells git which files it can leave alone).
+# any, only tells git which files it can leave alone: a file whose stat data
+# still matches its entry is not rewritten). The stat data is compared in
+# full whatever the user's configuration says (ctime included: a write
+# always changes it, and no step can set it back), so a file a step touched
+# never passes for clean; one touched in the second its entry was recorded
+# is "racy" and compared by content, provided the index file keeps the time
+# it was written (git's racy-git rule).
 forge_copy_checkout() {
-	forge_copy_git "$1" reset --hard --quiet >"$2" 2>&1
+	forge_copy_git "$1" -c core.trustctime=true -c core.checkStat=default -c core.ignoreStat=false \
+		-c core.untrackedCache=false reset --hard --quiet >"$2" 2>&1
 }
 
 # --- filling the copy --------------------------------------------------------
 
-# forge_copy_fill ROOT COPY SCRATCH: replays ROOT's uncommitted changes and
-# untracked files into COPY (a checkout of HEAD) and computes the snapshot's
-# tree into forge_copy_tree. SCRATCH holds the patch and the file lists.
+# forge_copy_fill ROOT COPY SCRATCH [OBJECTS]: replays ROOT's uncommitted
+# changes and untracked files into COPY (a checkout of HEAD) and computes the
+# snapshot's tree into forge_copy_tree (its objects in OBJECTS: see
+# forge_copy_snapshot_tree). SCRATCH holds the patch and the file lists.
 forge_copy_fill() {
 	forge_fill_patch=$3/changes.patch
-	rm -f -- "$3/tar.failed"
+	if [ -e "$3/tar.failed" ] || [ -L "$3/tar.failed" ]; then
+		rm -f -- "$3/tar.failed"
+	fi
 	# Flags that user configuration cannot reshape: no colour, no external
 	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
 	# context, submodules left alone.
@@ -406,7 +416,7 @@ forge_copy_fill() {
 		[ ! -e "$3/tar.failed" ] ||
 			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
 	fi
-	forge_copy_snapshot_tree "$2" "$3"
+	forge_copy_snapshot_tree "$2" "$3" "${4:-}"
 }
 
 
@@ -431,30 +441,60 @@ forge_git_apply() {
 		apply --whitespace=nowarn "$@"
 }
 
-# forge_copy_snapshot_tree COPY SCRATCH: sets forge_copy_tree to the tree of
-# HEAD + the patch + the untracked files, built in a scratch index that
-# starts as a copy of the copy's own (HEAD, with its cached trees), so only
-# what changed is hashed. The objects go to the copy, never to the source.
+# forge_copy_snapshot_tree COPY SCRATCH [OBJECTS]: sets forge_copy_tree to
+# the tree of HEAD + the patch + the untracked files, built in a scratch
+# index that starts as a copy of the copy's own (HEAD, with its cached
+# trees), so only what changed is hashed. The objects go to the folder
+# OBJECTS (made when missing; a warm slot keeps its own outside the copy, so
+# that the copy's .git stays small to remove and remake), else to the
+# copy's, never to the source.
 forge_copy_snapshot_tree() {
 	forge_copy_index=$2/index
+	forge_snap_objects=${3:-}
+	if [ -n "$forge_snap_objects" ] && ! forge_is_real_dir "$forge_snap_objects"; then
+		forge_rm_tree "$forge_snap_objects" || forge_die 73 "cannot remove $forge_snap_objects"
+		mkdir -p -- "$forge_snap_objects" || forge_die 73 "cannot create $forge_snap_objects"
+	fi
 	if ! {
 		if [ -f "$1/.git/index" ]; then
 			cp -- "$1/.git/index" "$forge_copy_index"
 		else
-			forge_copy_git "$1" read-tree "$forge_head"
+			forge_snapshot_git "$1" read-tree "$forge_head"
 		fi &&
 			if [ -s "$2/changes.patch" ]; then
-				forge_git_apply "$1" --cached "$2/changes.patch"
+				forge_snapshot_git "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
+					apply --whitespace=nowarn --cached "$2/changes.patch"
 			fi &&
 			if [ -s "$2/untracked" ]; then
-				forge_copy_git "$1" update-index --add -z --stdin <"$2/untracked"
+				forge_snapshot_git "$1" update-index --add -z --stdin <"$2/untracked"
 			fi &&
-			forge_copy_tree=$(forge_copy_git "$1" write-tree)
+			forge_copy_tree=$(forge_snapshot_git "$1" write-tree)
 	}; then
 		forge_copy_index=
 		forge_die 74 "cannot compute the tree of the verified snapshot"
 	fi
 	forge_copy_index=
+}
+
+# forge_snapshot_git COPY ARG...: git in the copy at COPY for the snapshot's
+# tree: the scratch index forge_copy_index, and new objects in
+# forge_snap_objects when set (the copy's objects, and through them the
+# source's, still read).
+forge_snapshot_git() {
+	if [ -z "${forge_snap_objects:-}" ]; then
+		forge_copy_git "$@"
+		return
+	fi
+	(
+		GIT_OBJECT_DIRECTORY=$forge_snap_objects
+		GIT_ALTERNATE_OBJECT_DIRECTORIES=$1/.git/objects
+		export GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+		GIT_INDEX_FILE=$forge_copy_index
+		export GIT_INDEX_FILE
+		forge_snap_dir=$1
+		shift
+		exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$forge_snap_dir" "$@"
+	)
 }
 
 # --- cold copies ---------------------------------------------------------------
@@ -646,20 +686,23 @@ forge_pool_acquire() {
 		forge_pool_reset "$1" ||
 			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_state/scratch/git.err")"
 	fi
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch" "$forge_pool_state/objects"
 }
 
 # forge_pool_reset ROOT: brings the slot to HEAD as a fresh copy would be: a
 # new .git (refs, config, sparse-checkout, hooks, objects of earlier steps
-# gone), the index the last reset left (index flags a step set are not in it;
-# its stat data spares rewriting unchanged files), tracked files restored,
-# every untracked and ignored file removed but the keep paths, and those only
-# when they are real folders. Saves the resulting index for the next reset.
+# gone), tracked files restored, every untracked and ignored file removed but
+# the keep paths, and those only when they are real folders. The checkout
+# works on the slot's own index, kept outside the copy where no step writes
+# it (index flags a step set are not in it), with the time it was written:
+# its stat data spares rewriting unchanged files, and never passes a file a
+# step touched for clean (forge_copy_checkout). The copy gets a copy of it.
 forge_pool_reset() {
 	forge_reset_scratch=$forge_pool_state/scratch
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_reset_scratch"
-	if forge_is_real_file "$forge_pool_state/index"; then
-		cp -- "$forge_pool_state/index" "$forge_copy_dir/.git/index" || return 1
+	forge_reset_index=$forge_pool_state/index
+	if [ -L "$forge_reset_index" ] || { [ -e "$forge_reset_index" ] && [ ! -f "$forge_reset_index" ]; }; then
+		forge_rm_tree "$forge_reset_index" || return 1
 	fi
 	set --
 	forge_list=${forge_isolated_keep:-}
@@ -668,15 +711,38 @@ forge_pool_reset() {
 	done
 	# Before the checkout, which puts back whatever of HEAD this removes.
 	forge_pool_keep_check
-	forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err" || return 1
+	forge_copy_index=$forge_reset_index
+	if ! forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err"; then
+		forge_copy_index=
+		return 1
+	fi
 	if ! forge_pool_clean "$@"; then
 		# A step may have left read-only folders behind.
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
-		forge_pool_clean "$@" || return 1
+		if ! forge_pool_clean "$@"; then
+			forge_copy_index=
+			return 1
+		fi
 	fi
-	# Never written through what is there (cp would follow a link).
-	forge_rm_tree "$forge_pool_state/index" || return 1
-	cp -- "$forge_copy_dir/.git/index" "$forge_pool_state/index"
+	forge_copy_index=
+	forge_pool_dir_modes || return 1
+	cp -- "$forge_reset_index" "$forge_copy_dir/.git/index"
+}
+
+# forge_pool_dir_modes: gives every folder of the slot's copy (the copy
+# itself too, .git and the keep paths apart) the mode a cold copy's have,
+# 0777 less the umask, as git and mkdir make them: git restores files, not
+# the modes of folders a step changed.
+forge_pool_dir_modes() {
+	forge_dir_mode=$(umask) || return 1
+	forge_dir_mode=$(printf '%o' "$((0777 & ~0$forge_dir_mode))") || return 1
+	set -- -path ./.git
+	forge_list=${forge_isolated_keep:-}
+	while forge_list_next; do
+		set -- "$@" -o -path "./$forge_item"
+	done
+	(cd -P -- "$forge_copy_dir" &&
+		exec find . \( "$@" \) -prune -o -type d ! -perm "$forge_dir_mode" -exec chmod "$forge_dir_mode" {} +)
 }
 
 # forge_pool_clean [--exclude=/KEEP...]: removes every untracked file of the
@@ -834,21 +900,24 @@ forge_prune_legacy() {
 # sees only the files a copy would contain.
 forge_isolated_detect() {
 	forge_detect_setup='[]' forge_detect_keep='[]' forge_detect_key='[]'
+	# The same as newline-separated lists, for forge_isolated_plan.
+	forge_detect_keep_list='' forge_detect_key_list=''
 	forge_detect_list "$1"
 	if forge_detect_has "$1" package.json; then
-		forge_detect_keep='["node_modules"]'
+		forge_detect_keep='["node_modules"]' forge_detect_keep_list=node_modules
 		if forge_detect_has "$1" package-lock.json; then
 			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
-			forge_detect_key='["package-lock.json"]'
+			forge_detect_key='["package-lock.json"]' forge_detect_key_list=package-lock.json
 		elif forge_detect_has "$1" npm-shrinkwrap.json; then
 			forge_detect_setup='[{"name":"setup","run":"npm ci"}]'
-			forge_detect_key='["npm-shrinkwrap.json"]'
+			forge_detect_key='["npm-shrinkwrap.json"]' forge_detect_key_list=npm-shrinkwrap.json
 		else
 			forge_detect_setup='[{"name":"setup","run":"npm install"}]'
-			forge_detect_key='["package.json",".npmrc"]'
+			forge_detect_key='["package.json",".npmrc"]' forge_detect_key_list='package.json
+.npmrc'
 		fi
 	elif forge_detect_has "$1" Cargo.toml; then
-		forge_detect_keep='["target"]'
+		forge_detect_keep='["target"]' forge_detect_keep_list=target
 	fi
 }
 
@@ -859,6 +928,13 @@ forge_isolated_detect() {
 # configured setup without a setupKey has no key. Needs forge_config.
 forge_isolated_plan() {
 	forge_isolated_detect "$1"
+	if [ "${forge_config_files:-1}" = 0 ]; then
+		# No configuration file: detection alone, without jq.
+		forge_isolated_setup=$forge_detect_setup
+		forge_isolated_keep=$forge_detect_keep_list
+		forge_isolated_key=$forge_detect_key_list
+		return 0
+	fi
 	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_plan_out=$(printf '%s' "$forge_config" | jq -r --argjson ds "$forge_detect_setup" \
 		--argjson dk "$forge_detect_keep" --argjson dkey "$forge_detect_key" '
@@ -919,13 +995,12 @@ forge_isolated_setup_run() {
 	fi
 	[ -z "${2:-}" ] || rm -f -- "$2/setup"
 	forge_exec_dir=$1
-	forge_setup_count=$(printf '%s' "$forge_isolated_setup" | jq length) ||
-		forge_die 70 "jq failed while counting the setup steps"
 	forge_setup_saved=${forge_steps:-}
 	forge_steps=$forge_isolated_setup
+	# One jq run for all the setup steps.
+	forge_steps_plan "$forge_default_timeout"
 	forge_setup_n=0
-	while [ "$forge_setup_n" -lt "$forge_setup_count" ]; do
-		forge_step_get "$forge_setup_n" "$forge_default_timeout"
+	while forge_step_next; do
 		forge_setup_n=$((forge_setup_n + 1))
 		forge_setup_log=setup-$forge_setup_n-$forge_step_file.log
 		# Created as a step's log is: checked, mode 0600.

@@ -105,37 +105,26 @@ forge_valid_change_id() {
 	[ "${#1}" -le 64 ]
 }
 
-# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable)
-# and forge_ms (milliseconds since the epoch) from a single date(1) call.
+# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable),
+# forge_ms (milliseconds since the epoch) and forge_mono_ms (milliseconds of
+# a clock that never goes back, for durations) from one reading of
+# forge-state now: a process cheaper than date(1), and one per reading.
 forge_clock() {
-	# shellcheck disable=SC2046 # word splitting of date's fixed output is intended
-	set -- $(date -u '+%Y-%m-%dT%H:%M:%SZ %Y%m%dT%H%M%SZ %s %N')
-	forge_ts=$1 forge_stamp=$2
-	forge_ms_from "$3" "$4"
+	forge_helper_path forge-state
+	forge_clock_out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
+	# shellcheck disable=SC2086 # four plain words, split on purpose
+	set -- $forge_clock_out
+	[ "$#" -eq 4 ] || forge_die 70 "forge-state now printed '$forge_clock_out'"
+	forge_ts=$1 forge_stamp=$2 forge_ms=$3 forge_mono_ms=$4
 }
 
-# forge_ms_now: sets forge_ms only (one date(1) call).
+# forge_ms_now: sets forge_mono_ms only (the monotonic milliseconds of
+# forge_clock), for a duration.
 forge_ms_now() {
-	# shellcheck disable=SC2046
-	set -- $(date '+%s %N')
-	forge_ms_from "$1" "$2"
-}
-
-# forge_ms_from SECONDS NANOSECONDS: sets forge_ms. A date(1) without %N
-# (it prints "N" or nothing) degrades to whole seconds.
-forge_ms_from() {
-	forge_ms_frac=${2:-}
-	case $forge_ms_frac in
-	[0-9][0-9][0-9]*)
-		forge_ms_frac=${forge_ms_frac%"${forge_ms_frac#???}"}
-		# Strip leading zeros: $(( )) reads 0-padded numbers as octal.
-		while :; do
-			case $forge_ms_frac in 0?*) forge_ms_frac=${forge_ms_frac#0} ;; *) break ;; esac
-		done
-		;;
-	*) forge_ms_frac=0 ;;
-	esac
-	forge_ms=$(($1 * 1000 + forge_ms_frac))
+	forge_helper_path forge-state
+	forge_clock_out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
+	forge_mono_ms=${forge_clock_out##* }
+	forge_is_count "$forge_mono_ms" || forge_die 70 "forge-state now printed '$forge_clock_out'"
 }
 
 # forge_fmt_secs MS: prints MS as seconds with one decimal (1234 -> 1.2s).

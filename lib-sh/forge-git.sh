@@ -15,14 +15,61 @@ forge_git() {
 }
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that
-# contains DIR (default: the current directory), and forge_git_dir and
+# contains DIR (default: the current directory), forge_git_dir and
 # forge_common_dir as forge_git_common_dir does (which refuses a planted
-# commondir). Returns 1 when DIR is not inside a git worktree (bare
+# commondir), and, as forge_head would, forge_head, all from one git
+# process. Returns 1 when DIR is not inside a git worktree (bare
 # repositories and .git dirs included).
 forge_repo_root() {
-	forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel 2>/dev/null) || return 1
-	[ -n "$forge_root" ] || return 1
-	forge_git_common_dir "$forge_root"
+	forge_head_of=
+	# --verify -q fails (1) without a commit, after printing the other three.
+	forge_root_status=0
+	forge_root_out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --absolute-git-dir --git-common-dir \
+		--verify -q 'HEAD^{commit}' 2>/dev/null) || forge_root_status=$?
+	case $forge_root_status:$forge_root_out in
+	0:*'
+'*'
+'*'
+'*)
+		forge_head=${forge_root_out##*'
+'}
+		forge_root_out=${forge_root_out%'
+'*} ;;
+	1:*'
+'*'
+'*) forge_head= ;;
+	*) return 1 ;;
+	esac
+	forge_root=${forge_root_out%%'
+'*}
+	forge_common_dir=${forge_root_out##*'
+'}
+	forge_git_dir=${forge_root_out#*'
+'}
+	forge_git_dir=${forge_git_dir%'
+'*}
+	case $forge_root$forge_git_dir in
+	'' | *'
+'*)
+		# A path with a newline in it: ask for each on its own.
+		forge_root=$(forge_git -C "${1:-.}" rev-parse --show-toplevel) || return 1
+		[ -n "$forge_root" ] || return 1
+		forge_common_dir=
+		forge_git_common_dir "$forge_root" || return 1
+		forge_head "$forge_root"
+		return 0
+		;;
+	esac
+	case $forge_common_dir in
+	/*) ;;
+	# Relative to DIR, as git writes it in .git files.
+	*) forge_common_dir=$(cd -P -- "${1:-.}" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
+	esac
+	forge_git_dir=$(cd -P -- "$forge_git_dir" && pwd -P) || return 1
+	forge_common_dir=$(cd -P -- "$forge_common_dir" && pwd -P) || return 1
+	forge_git_dir_check "$forge_git_dir" "$forge_common_dir"
+	forge_common_of=$forge_root
+	forge_head_of=$forge_root
 }
 
 # forge_git_common_dir ROOT: sets forge_git_dir to the absolute git dir of
@@ -96,7 +143,7 @@ forge_exclude_add() {
 	if [ -f "$forge_exclude_file" ] && grep -qxF -e "$2" -- "$forge_exclude_file"; then
 		return 0
 	fi
-	mkdir -p -- "$forge_common_dir/info" || return 1
+	[ -d "$forge_common_dir/info" ] || mkdir -p -- "$forge_common_dir/info" || return 1
 	# Keep an existing last line intact when it lacks its newline.
 	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 -- "$forge_exclude_file")" ]; then
 		printf '\n' >>"$forge_exclude_file" || return 1

@@ -102,16 +102,21 @@ forge_state_init() {
 	forge_state_require "$forge_state_dir/breaker" file
 	forge_state_require "$forge_state_dir/timeline.jsonl" file
 	[ -z "${2:-}" ] || forge_state_require "$forge_state_dir/changes/$2.json" file
+	set --
 	for forge_init_dir in "$forge_state_dir" "$forge_state_dir/runs" "$forge_state_dir/changes"; do
 		forge_state_require "$forge_init_dir" dir
-		[ ! -d "$forge_init_dir" ] || continue
-		if [ "$forge_init_dir" = "$forge_state_dir" ]; then
-			forge_exclude_forge_dir "$1" ||
-				forge_die 73 "cannot add /.forge/ to the repository's info/exclude"
-		fi
-		# A concurrent run may have made it meanwhile: then check it again.
-		mkdir -m 700 -- "$forge_init_dir" 2>/dev/null || [ -d "$forge_init_dir" ] ||
-			forge_die 73 "cannot create $forge_init_dir"
+		[ -d "$forge_init_dir" ] || set -- "$@" "$forge_init_dir"
+	done
+	[ "$#" -gt 0 ] || return 0
+	if [ "$1" = "$forge_state_dir" ]; then
+		forge_exclude_forge_dir "${forge_state_dir%/.forge}" ||
+			forge_die 73 "cannot add /.forge/ to the repository's info/exclude"
+	fi
+	# One mkdir for what is missing, parents first. A concurrent run may
+	# have made some meanwhile: each is checked again.
+	mkdir -m 700 -- "$@" 2>/dev/null || :
+	for forge_init_dir in "$@"; do
+		[ -d "$forge_init_dir" ] || forge_die 73 "cannot create $forge_init_dir"
 		forge_state_require "$forge_init_dir" dir
 	done
 }
@@ -159,25 +164,53 @@ forge_run_alive() {
 	forge_owner_alive "$1/.owner" "${1##*Z-}"
 }
 
-# forge_runs_kept: sets forge_runs_kept to the run IDs that retention keeps
-# besides live runs, one per line between newlines: the last forge_keep_runs
-# verify records of the timeline (appended in the order runs finished,
-# whatever the clock said) and every run a .forge/changes/<ID>.json names.
-# Returns 1 when that cannot be known (then nothing may be pruned).
-forge_runs_kept() {
+# forge_runs_finished: sets forge_runs_finished to the run folders (their
+# names, separated by spaces: run IDs hold none) that are finished, so that
+# retention may remove them; empty before the configuration is known.
+# Decided by each folder's owner, never by the order of names.
+forge_runs_finished() {
+	forge_runs_finished=
+	[ -n "${forge_keep_runs:-}" ] || return 0
+	for forge_prune_dir in "$forge_state_dir"/runs/*; do
+		forge_is_run_id "${forge_prune_dir##*/}" || continue
+		{ [ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ]; } || continue
+		forge_run_alive "$forge_prune_dir" ||
+			forge_runs_finished="$forge_runs_finished ${forge_prune_dir##*/}"
+	done
+}
+
+# forge_runs_kept_sources COUNT [CHANGE]: prints what retention reads to know
+# the runs it keeps (forge_runs_kept_ids reads the run IDs out of it): the
+# last COUNT verify records of the timeline (appended in the order runs
+# finished, whatever the clock said; forge_record asks for one less than
+# forge_keep_runs, its own record being the last) and every
+# .forge/changes/<ID>.json but CHANGE's (which the record about to be
+# written replaces). Returns 1 when that cannot be known (then nothing may
+# be pruned).
+forge_runs_kept_sources() {
+	forge_rk_count=$1 forge_rk_change=${2:-}
 	forge_rk_timeline=$forge_state_dir/timeline.jsonl
 	forge_state_path "$forge_rk_timeline" file || return 1
 	forge_state_path "$forge_state_dir/changes" dir || return 1
+	if [ -f "$forge_rk_timeline" ] && [ "$forge_rk_count" -gt 0 ]; then
+		grep -F '"event":"verify"' -- "$forge_rk_timeline" | tail -n "$forge_rk_count" || return 1
+	fi
+	# Most repositories have no change record: no find for them.
+	set -- "$forge_state_dir"/changes/*.json
+	if [ "$#" -eq 1 ]; then
+		[ -e "$1" ] || [ -L "$1" ] || return 0
+		[ "$1" != "$forge_state_dir/changes/$forge_rk_change.json" ] || return 0
+	fi
+	find "$forge_state_dir/changes" -mindepth 1 -maxdepth 1 -type f -name '*.json' \
+		! -name "${forge_rk_change:-.}.json" -exec cat -- {} + || return 1
+}
+
+# forge_runs_kept_ids: sets forge_runs_kept from forge_runs_kept_sources,
+# one run ID per line between newlines, with one jq run of its own (the
+# record's jq run reads them itself: see forge_record).
+forge_runs_kept_ids() {
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_runs_kept=$(
-		{
-			if [ -f "$forge_rk_timeline" ]; then
-				grep -F '"event":"verify"' -- "$forge_rk_timeline" | tail -n "$forge_keep_runs"
-			fi
-			find "$forge_state_dir/changes" -mindepth 1 -maxdepth 1 -type f -name '*.json' \
-				-exec cat -- {} +
-		} | jq -R -r 'fromjson? | objects | .run | strings'
-	) || return 1
+	forge_runs_kept=$(forge_runs_kept_sources "$forge_keep_runs" | jq -R -r 'fromjson? | objects | .run | strings') || return 1
 	forge_runs_kept="
 $forge_runs_kept
 "
@@ -188,19 +221,20 @@ $forge_runs_kept
 # record names stay, and so does every run that is still going. Only run
 # folders forge named are removed, never through a symbolic link. Does
 # nothing before the configuration is known.
-# The finished runs are found first and the records read after: a run
-# records itself before it ends, so one that ended a moment ago is either
-# still alive or already in what is read.
+# The finished runs are found first (forge_runs_finished, unless already
+# found) and the records read after (forge_runs_kept, unless already read):
+# a run records itself before it ends, so one that ended a moment ago is
+# either still alive or already in what is read.
 forge_runs_prune() {
 	[ -n "${forge_keep_runs:-}" ] || return 0
-	set --
-	for forge_prune_dir in "$forge_state_dir"/runs/*; do
-		forge_is_run_id "${forge_prune_dir##*/}" || continue
-		{ [ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ]; } || continue
-		forge_run_alive "$forge_prune_dir" || set -- "$@" "$forge_prune_dir"
-	done
+	[ -n "${forge_runs_found:-}" ] || forge_runs_finished
+	forge_runs_found=
+	# shellcheck disable=SC2086 # run IDs, split on spaces on purpose
+	set -- $forge_runs_finished
 	[ "$#" -gt 0 ] || return 0
-	forge_runs_kept || return 0
+	if [ -z "${forge_runs_kept:-}" ]; then
+		forge_runs_kept_ids || return 0
+	fi
 	forge_state_path "$forge_state_dir/runs" dir || return 0
 	forge_prune_root=$(cd -P -- "$forge_state_dir/.." && pwd -P) || return 0
 	# Removed from inside runs/, once the shell stands in the real folder
@@ -210,8 +244,7 @@ forge_runs_prune() {
 	(
 		cd -P -- "$forge_state_dir/runs" 2>/dev/null || exit 0
 		[ "$(pwd -P)" = "$forge_prune_root/.forge/runs" ] || exit 0
-		for forge_prune_dir in "$@"; do
-			forge_prune_id=${forge_prune_dir##*/}
+		for forge_prune_id in "$@"; do
 			case $forge_runs_kept in *"
 $forge_prune_id
 "*) continue ;; esac
@@ -219,6 +252,7 @@ $forge_prune_id
 			rm -rf -- "$forge_prune_id" 2>/dev/null || :
 		done
 	)
+	forge_runs_kept=
 }
 
 # forge_breaker_read: sets forge_streak from .forge/breaker (0 when absent).
@@ -281,35 +315,79 @@ forge_timeline_append() {
 		forge_die "$?" "cannot append to $forge_state_dir/timeline.jsonl"
 }
 
-# forge_record VERDICT ISOLATED CHANGE HEAD TREE [NAME RUN EXIT MS REASON]...:
-# records a verification: updates the breaker (forge_breaker_update must know
-# forge_threshold), appends the timeline event, writes the change report,
-# then prunes old runs. Sets forge_record_json to the event. The values go to
-# jq on its standard input, NUL-separated, never as arguments: any of them
-# may start with "-" or be longer than an argument can be.
-# forge_record_sandbox is the "sandbox" value (JSON; null when unset).
+# forge_record VERDICT ISOLATED CHANGE HEAD TREE [NAME RUN EXIT MS REASON]...
+# [ARG...]: records a verification: updates the breaker (forge_breaker_update
+# must know forge_threshold), appends the timeline event, writes the change
+# report, then prunes old runs. Sets forge_record_json to the event. The
+# last forge_record_argc values (default 0) are the exact argv of the first
+# step (a -- COMMAND), recorded as its "argv" (null for every other step);
+# forge_record_tested (true, false or null, the default) is the record's
+# "tested". The values go to jq on its standard input, NUL-separated, never
+# as arguments: any of them may start with "-" or be longer than an argument
+# can be. forge_record_sandbox is the "sandbox" value (JSON; null when
+# unset). The same jq run reads what retention keeps (forge_runs_prune).
 forge_record() {
 	forge_breaker_update "$1" "$forge_threshold"
+	forge_rec_argc=${forge_record_argc:-0}
+	forge_is_count "$forge_rec_argc" || forge_die 70 "forge_record: forge_record_argc is not a count"
+	case ${forge_record_tested:-null} in
+	true | false | null) forge_rec_tested=${forge_record_tested:-null} ;;
+	*) forge_die 70 "forge_record: forge_record_tested is not true, false or null" ;;
+	esac
+	# Retention's inputs, read before this record is appended: the finished
+	# runs first, then the records (see forge_runs_prune).
+	forge_runs_finished
+	forge_runs_found=1 forge_rec_sources=0
+	[ -z "$forge_runs_finished" ] || forge_rec_sources=1
+	# The "." after the last NUL keeps a final empty value (jq 1.6's split
+	# drops a trailing empty string); what retention reads follows it.
 	# shellcheck disable=SC2016 # a jq program, not shell
-	# The "." after the last NUL keeps a final empty value: jq 1.6's split
-	# drops a trailing empty string.
-	forge_record_json=$({ printf '%s\0' "$@" && printf .; } | jq -R -s -c \
+	forge_record_out=$({
+		printf '%s\0' "$@" && printf . &&
+			if [ "$forge_rec_sources" = 1 ]; then
+				forge_runs_kept_sources "$((forge_keep_runs - 1))" "$3" || printf '\n\001unknown\n'
+			fi
+	} | jq -R -s -r \
 		--arg ts "$forge_ts" --arg run "$forge_run_id" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
 		--argjson sandbox "${forge_record_sandbox:-null}" \
+		--argjson argc "$forge_rec_argc" --argjson tested "$forge_rec_tested" --argjson n "$#" \
 		'def nullable: if . == "" then null else . end;
-		 split("\u0000")[:-1] as $a
-		 | ($a[5:] | [range(0; length; 5) as $i | .[$i:$i + 5]
-		   | {name: .[0], run: .[1], exit: (.[2] | tonumber), ms: (.[3] | tonumber),
+		 split("\u0000") as $all | $all[:$n] as $a
+		 | ($all[$n:] | join("\u0000") | .[1:]) as $kept
+		 | ($a[5:$n - $argc] | [range(0; length; 5) as $i | .[$i:$i + 5]
+		   | {name: .[0], run: .[1], argv: null, exit: (.[2] | tonumber), ms: (.[3] | tonumber),
 		      reason: (.[4] | nullable),
-		      log: ".forge/runs/\($run)/\($i / 5 + 1)-\(.[0] | gsub("[^A-Za-z0-9._-]"; "_")).log"}]) as $steps
-		 | {ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson), sandbox: $sandbox,
-		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable),
-		    steps: $steps, streak: $streak, breaker: $breaker}') ||
+		      log: ".forge/runs/\($run)/\($i / 5 + 1)-\(.[0] | gsub("[^A-Za-z0-9._-]"; "_")).log"}]
+		   | if $argc > 0 and length > 0 then .[0].argv = $a[$n - $argc:] else . end) as $steps
+		 | ({ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson), sandbox: $sandbox,
+		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable), tested: $tested,
+		    steps: $steps, streak: $streak, breaker: $breaker} | tojson),
+		   (if $kept | contains("\n\u0001unknown\n") then "?unknown"
+		    else $kept | split("\n")[] | fromjson? | objects | .run | strings end)') ||
 		forge_die 70 "jq failed while recording the verdict"
+	forge_record_json=${forge_record_out%%"
+"*}
+	# One run ID per line between newlines (just the newlines when none).
+	forge_runs_kept="
+"
+	case $forge_record_out in
+	*"
+"*) forge_runs_kept="
+${forge_record_out#*"
+"}
+" ;;
+	esac
 	forge_timeline_append "$forge_record_json"
 	[ -z "$3" ] || forge_change_write "$3"
-	forge_runs_prune
+	case $forge_runs_kept in
+	*"
+?unknown
+"*)
+		# Retention could not read what it keeps: nothing is pruned.
+		forge_runs_kept='' forge_runs_found='' ;;
+	*) forge_runs_prune ;;
+	esac
 }
 
 # forge_change_write ID: replaces .forge/changes/ID.json by forge_record_json,

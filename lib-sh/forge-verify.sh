@@ -211,8 +211,11 @@ forge_steps_detect() {
 # verify.buildOnly true (forge_steps_tested false), else exit 64 naming what
 # was looked at.
 forge_steps_select() {
-	forge_steps_tested=null forge_steps_pick=''
-	forge_steps=$(forge_config_get verify.steps)
+	forge_steps_tested=null forge_steps_pick='' forge_steps=
+	# Without a configuration file there are no configured steps: no jq.
+	if [ "${forge_config_files:-1}" != 0 ]; then
+		forge_steps=$(forge_config_get verify.steps)
+	fi
 	# (An empty list was refused when the configuration was read.)
 	[ -z "$forge_steps" ] || return 0
 	forge_steps_detect "$1" && return 0
@@ -249,6 +252,58 @@ forge_step_pick() {
 		return 1
 	fi
 	forge_die 64 "no tests found: the makefile the build generated has no test: or check: target. Set verify.buildOnly: true to accept a build alone, add verify.steps to forge.json or pass -- COMMAND"
+}
+
+# forge_steps_plan DEFAULT_TIMEOUT: reads every step of forge_steps in one
+# jq run into forge_plan, which forge_step_next hands out step by step.
+# Exits 65 naming the key when a step is malformed (before any step runs).
+forge_steps_plan() {
+	# Per step: "TIMEOUT<TAB>FILE<TAB>LINES<TAB>NAME", then its run text in
+	# LINES lines (it may hold newlines and tabs; never a NUL).
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_plan=$(printf '%s' "$forge_steps" | jq -r --argjson t "$1" '
+		[ to_entries[] | .key as $i | .value as $s | "verify.steps[\($i)]" as $k
+		  | if ($s.run | type) != "string" or $s.run == "" then {e: "\($k).run: a non-empty shell command is required"}
+		    elif $s.timeout != null and (($s.timeout | type) != "number" or $s.timeout <= 0) then {e: "\($k).timeout: expected a positive number of seconds"}
+		    else ($s.name // "step\($i + 1)" | tostring) as $n
+		      | {p: "\($s.timeout // $t)\t\($n | gsub("[^A-Za-z0-9._-]"; "_"))\t\($s.run | split("\n") | length)\t\($n | gsub("[\u0000-\u001f\u007f-\u009f]"; " "))\n\($s.run)"}
+		    end ] as $steps
+		| ([$steps[] | .e // empty] | first) as $bad
+		| if $bad then "E\t\($bad)" else $steps[].p end') || forge_die 70 "jq failed while reading verify.steps"
+	case $forge_plan in
+	"E	"*) forge_die 65 "configuration: key ${forge_plan#??}" ;;
+	esac
+}
+
+# forge_step_next: takes the next step of forge_plan (forge_steps_plan) into
+# forge_step_timeout, forge_step_file (a file-name-safe form of the name),
+# forge_step_name and forge_step_run; returns 1 when none is left.
+forge_step_next() {
+	[ -n "$forge_plan" ] || return 1
+	forge_step_line=${forge_plan%%"
+"*}
+	forge_plan=${forge_plan#*"
+"}
+	forge_step_timeout=${forge_step_line%%"	"*}
+	forge_step_line=${forge_step_line#*"	"}
+	forge_step_file=${forge_step_line%%"	"*}
+	forge_step_line=${forge_step_line#*"	"}
+	forge_step_lines=${forge_step_line%%"	"*}
+	forge_step_name=${forge_step_line#*"	"}
+	forge_step_run='' forge_step_sep=''
+	while [ "$forge_step_lines" -gt 0 ]; do
+		forge_step_run=$forge_step_run$forge_step_sep${forge_plan%%"
+"*}
+		forge_step_sep='
+'
+		case $forge_plan in
+		*"
+"*) forge_plan=${forge_plan#*"
+"} ;;
+		*) forge_plan= ;;
+		esac
+		forge_step_lines=$((forge_step_lines - 1))
+	done
 }
 
 # forge_step_get INDEX DEFAULT_TIMEOUT: sets forge_step_name, forge_step_run,
@@ -346,7 +401,7 @@ forge_step_exec() {
 	forge_step_log=$1 forge_step_limit=$2
 	shift 2
 	forge_ms_now
-	forge_step_start=$forge_ms
+	forge_step_start=$forge_mono_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
 		forge_step_fifo=$forge_step_log.fifo
 		rm -f -- "$forge_step_fifo"
@@ -378,7 +433,7 @@ forge_step_exec() {
 	done
 	forge_step_pid=
 	forge_ms_now
-	forge_step_ms=$((forge_ms - forge_step_start))
+	forge_step_ms=$((forge_mono_ms - forge_step_start))
 	if [ "${forge_verbose:-0}" = 1 ]; then
 		forge_tee_finish
 	else
@@ -444,7 +499,40 @@ forge_exit_signal() {
 # control characters made spaces (forge_printable: RUN comes from a
 # configuration that may hold escape sequences).
 forge_step_label() {
-	printf 'Verify: %s (%s)' "$1" "$2" | forge_printable
+	forge_label="Verify: $1 ($2)"
+	# Plain text needs no jq (most labels); anything else goes through it.
+	case $forge_label in
+	*[![:alnum:][:punct:]\ ]*) printf '%s' "$forge_label" | forge_printable ;;
+	*) printf '%s\n' "$forge_label" ;;
+	esac
+}
+
+# forge_shell_quote ARG...: sets forge_quoted to ARG... as one line of POSIX
+# shell that gives them back, exactly, when pasted: each word left bare when
+# it holds only characters no shell treats specially, else in single quotes
+# (a ' inside as '\''). "sh -c './configure && make test'" stays just that.
+forge_shell_quote() {
+	forge_quoted='' forge_quote_sep=''
+	for forge_quote_arg in "$@"; do
+		case $forge_quote_arg in
+		'' | *[!A-Za-z0-9_@%+=:,./-]*)
+			forge_quote_rest=$forge_quote_arg forge_quote_word=
+			while :; do
+				case $forge_quote_rest in
+				*\'*)
+					forge_quote_word="$forge_quote_word${forge_quote_rest%%\'*}'\\''"
+					forge_quote_rest=${forge_quote_rest#*\'} ;;
+				*)
+					forge_quote_word=$forge_quote_word$forge_quote_rest
+					break ;;
+				esac
+			done
+			forge_quote_word="'$forge_quote_word'" ;;
+		*) forge_quote_word=$forge_quote_arg ;;
+		esac
+		forge_quoted=$forge_quoted$forge_quote_sep$forge_quote_word
+		forge_quote_sep=' '
+	done
 }
 
 # forge_step_report NAME RUN LOG: prints the step's progress line on stderr;
@@ -498,18 +586,23 @@ forge_verify_execute() {
 	shift 5
 	forge_verdict=PASS
 	if [ "$#" -gt 0 ]; then
-		# -- COMMAND: one step named "command", run as argv, without a shell.
+		# -- COMMAND: one step named "command", run as argv, without a
+		# shell; recorded with its exact argv, and shown (and recorded as
+		# "run") shell-quoted, so that pasting it runs the same thing.
 		shift
-		forge_exec_display="$*"
+		forge_shell_quote "$@"
+		forge_exec_display=$forge_quoted
 		forge_verify_step 1 command command "$forge_exec_display" "$forge_default_timeout" "$@"
-		set -- command "$forge_exec_display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"
+		forge_record_argc=$#
+		forge_record_tested=null
+		set -- command "$forge_exec_display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason" "$@"
 		forge_verify_judge
 	else
-		forge_exec_count=$(printf '%s' "$forge_steps" | jq length) ||
-			forge_die 70 "jq failed while counting steps"
+		forge_record_argc=0
+		forge_record_tested=${forge_steps_tested:-null}
+		forge_steps_plan "$forge_default_timeout"
 		forge_exec_n=0
-		while [ "$forge_exec_n" -lt "$forge_exec_count" ]; do
-			forge_step_get "$forge_exec_n" "$forge_default_timeout"
+		while forge_step_next; do
 			forge_exec_n=$((forge_exec_n + 1))
 			forge_step_pick "$((forge_exec_n - 1))" "$forge_exec_dir" || continue
 			forge_verify_step "$forge_exec_n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
@@ -518,9 +611,12 @@ forge_verify_execute() {
 			forge_verify_judge
 			[ "$forge_verdict" = PASS ] || break
 		done
+		# A build alone (verify.buildOnly) is known once its make target was looked for.
+		forge_record_tested=${forge_steps_tested:-null}
 	fi
 	forge_record "$forge_verdict" "$forge_exec_isolated" "$forge_exec_change" \
 		"$forge_exec_head" "$forge_exec_tree" "$@"
+	forge_record_argc=0
 	forge_recorded=1
 	forge_exit_signal
 }

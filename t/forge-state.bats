@@ -602,6 +602,35 @@ no_temp_files() {
 	assert_equal "$(forge-state get "$F" n)" 2
 }
 
+# --- now -------------------------------------------------------------------
+
+@test "now prints the UTC time as RFC 3339 and as a stamp, epoch ms and monotonic ms, from one reading" {
+	local before after
+	before=$(date -u +%s)
+	run --separate-stderr forge-state now
+	after=$(date -u +%s)
+	assert_success
+	[ -z "$stderr" ]
+	[[ $output =~ ^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z\ ([0-9]{8}T[0-9]{6}Z)\ ([0-9]+)\ ([0-9]+)$ ]]
+	# The stamp is the same instant as the RFC 3339 form.
+	assert_equal "${BASH_REMATCH[7]}" "${BASH_REMATCH[1]}${BASH_REMATCH[2]}${BASH_REMATCH[3]}T${BASH_REMATCH[4]}${BASH_REMATCH[5]}${BASH_REMATCH[6]}Z"
+	# ... and as the epoch milliseconds.
+	assert_equal "$(date -u -d "@$((BASH_REMATCH[8] / 1000))" +%Y%m%dT%H%M%SZ)" "${BASH_REMATCH[7]}"
+	[ "$((BASH_REMATCH[8] / 1000))" -ge "$before" ]
+	[ "$((BASH_REMATCH[8] / 1000))" -le "$after" ]
+}
+
+@test "now: the monotonic milliseconds never go back; now takes no argument and no file" {
+	local a b
+	a=$(forge-state now | cut -d' ' -f4)
+	b=$(forge-state now | cut -d' ' -f4)
+	[ "$b" -ge "$a" ]
+	cd "$D"
+	run --separate-stderr forge-state now extra
+	assert_equal "$status" 64
+	[ -z "$(ls -A "$D")" ]
+}
+
 # --- usage and errors ------------------------------------------------------
 
 @test "--help prints usage on stdout; --version prints the version" {

@@ -42,7 +42,7 @@ stub() {
 	run --separate-stderr forge-verify -- sh -c 'seq 1 100; exit 3'
 	assert_failure 1
 	assert_output 'Verdict: FAIL'
-	[[ $stderr == *'Verify: command (sh -c seq 1 100; exit 3) FAIL exit 3 '* ]]
+	[[ $stderr == *"Verify: command (sh -c 'seq 1 100; exit 3') FAIL exit 3 "* ]]
 	[[ $stderr == *$'\n61\n'* ]]
 	[[ $stderr != *$'\n60\n'* ]]
 	[ "$(wc -l <.forge/runs/*/1-command.log)" -eq 100 ]
@@ -183,10 +183,10 @@ os.execvp(sys.argv[1], sys.argv[1:])' forge-verify -v -- grep '^SigIgn:' /proc/s
 @test "a status line with the step and its elapsed time on a terminal, erased afterwards" {
 	run script -qfec "forge-verify -- sh -c 'sleep 2.5'" /dev/null
 	assert_success
-	[[ $output == *$'\r\e[KVerify: command (sh -c sleep 2.5) 0s'* ]]
-	[[ $output == *$'\r\e[KVerify: command (sh -c sleep 2.5) 2s'* ]]
+	[[ $output == *$'\r\e[KVerify: command (sh -c '"'"'sleep 2.5'"'"') 0s'* ]]
+	[[ $output == *$'\r\e[KVerify: command (sh -c '"'"'sleep 2.5'"'"') 2s'* ]]
 	# Erased before the step's own line.
-	[[ $output == *$'2s\r\e[KVerify: command (sh -c sleep 2.5) ok 2.'* ]]
+	[[ $output == *$'2s\r\e[KVerify: command (sh -c '"'"'sleep 2.5'"'"') ok 2.'* ]]
 }
 
 @test "off a terminal, and with -q or -v, no status line" {
@@ -603,4 +603,100 @@ JSON
 	run forge-verify -- true
 	assert_success
 	[ -f "$REPO/.forge/timeline.jsonl" ]
+}
+
+# --- what a run costs (issue 23) ---------------------------------------------
+
+# need_strace: strace is required in CI; elsewhere its absence skips.
+need_strace() {
+	command -v strace >/dev/null && return 0
+	[ "${CI:-}" != true ] || fail "strace is required in CI"
+	skip "strace not installed"
+}
+
+# execs_of ARG...: runs forge-verify ARG... (under FORGE_TEST_SHELL when set)
+# with every execve traced; sets EXECS to the number of execve calls (failed
+# ones too: a PATH searched by exec costs one per element) and PROGS to the
+# programs that ran, one per line.
+execs_of() {
+	# shellcheck disable=SC2086 # FORGE_TEST_SHELL is words ("busybox sh")
+	strace -f -qq -e trace=execve -o "$SCRATCH/execs" \
+		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" "$@" >/dev/null 2>&1
+	EXECS=$(grep -c 'execve(' "$SCRATCH/execs")
+	PROGS=$(grep 'execve(' "$SCRATCH/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||')
+}
+
+@test "forge-verify -- true runs at most 15 programs: one jq, one git, no date, no PATH search by exec" {
+	need_strace
+	# The first run, and one with finished runs for retention to look at.
+	for round in first later; do
+		execs_of -- true
+		echo "$round: $EXECS execve: $PROGS"
+		[ "$EXECS" -le 15 ]
+		[ "$(grep -cx jq <<<"$PROGS")" -eq 1 ]
+		[ "$(grep -cx git <<<"$PROGS")" -eq 1 ]
+		run grep -cx date <<<"$PROGS"
+		assert_output 0
+		# Every exec found its program at once.
+		run grep -c ' = -1 ' "$SCRATCH/execs"
+		assert_output 0
+		forge-verify -q -- true
+	done
+	# -q changes nothing of that; the run was recorded each time.
+	execs_of -q -- true
+	[ "$EXECS" -le 15 ]
+	[ "$(grep -c '"event":"verify"' .forge/timeline.jsonl)" -eq 5 ]
+}
+
+@test "a run of configured steps starts jq once for the configuration and once per phase, not per step" {
+	need_strace
+	echo '{"verify": {"steps": [{"name": "a", "run": "true"}, {"name": "b", "run": "true"}, {"name": "c", "run": "true"}]}}' >forge.json
+	execs_of
+	echo "$EXECS execve: $PROGS"
+	# The configuration, its steps, their plan and the record.
+	[ "$(grep -cx jq <<<"$PROGS")" -le 4 ]
+	last_record | jq -e '[.steps[].name] == ["a", "b", "c"] and .verdict == "PASS"'
+}
+
+# --- records a user can paste (issue 18, item 7) ---------------------------------
+
+@test "a -- step is recorded with its exact argv and shown and recorded shell-quoted, so pasting it runs the same" {
+	run --separate-stderr forge-verify -- sh -c './configure && make test'
+	[[ $stderr == *"Verify: command (sh -c './configure && make test') "* ]]
+	run last_record
+	echo "$output" | jq -e '.steps[0].argv == ["sh", "-c", "./configure && make test"]'
+	echo "$output" | jq -e '.steps[0].run == "sh -c '"'"'./configure && make test'"'"'"'
+	echo "$output" | jq -e '.tested == null'
+}
+
+@test "the quoted run of a -- step gives back every argument: quotes, empty ones, newlines, dashes, globs" {
+	local args=(printf '%s|' "it's" '' $'two\nlines' -e '*' '$HOME' 'a\b' ' lead' "'" '"')
+	forge-verify -q -- "${args[@]}"
+	# (jq would take an argument -e for its own option: they go on stdin.)
+	{ printf '%s\0' "${args[@]}" && printf .; } |
+		jq -R -s -e --argjson r "$(last_record)" '$r.steps[0].argv == (split("\u0000")[:-1])'
+	local pasted
+	pasted=$(last_record | jq -r '.steps[0].run')
+	# As a user would paste it into a POSIX shell.
+	run sh -c "$pasted"
+	assert_output "$(printf '%s|' "${args[@]:2}")"
+	# Words that need no quotes get none.
+	[[ $pasted == "printf '%s|' 'it'\\''s' '' "* ]]
+}
+
+@test "config and detected steps record argv null; tested is null for config steps" {
+	echo '{"verify": {"steps": [{"name": "x", "run": "true"}]}}' >forge.json
+	forge-verify -q
+	last_record | jq -e '.steps[0].argv == null and .steps[0].run == "true" and .tested == null'
+	rm forge.json
+	printf 'test:\n\ttrue\n' >Makefile
+	forge-verify -q
+	last_record | jq -e '.steps[0].argv == null and .steps[0].run == "make test" and has("tested")'
+}
+
+@test "--report shows a -- step shell-quoted" {
+	forge-verify -q -- sh -c 'exit 0' >/dev/null
+	run forge-verify --report
+	assert_success
+	assert_output --partial "command (sh -c 'exit 0') ok"
 }

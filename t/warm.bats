@@ -29,6 +29,121 @@ teardown() { forge_test_teardown; }
 	[ ! -d "$(pool)/2" ]
 }
 
+# --- a warm copy equals a cold one, every time (issue 18, item 9) -------------------
+
+@test "200 resets in quick succession after same-size rewrites, restored mtimes, mode and type changes: 0 differences" {
+	printf 'AAAA\n' >t.txt
+	git add t.txt && git commit -q -m t
+	# The library's reset, driven directly: each round changes t.txt in the
+	# slot the way a step could, at once after the reset (the same second),
+	# resets, and checks the file is HEAD's again, byte for byte.
+	run sh -c '
+		set -eu
+		. "$FORGE_LIBDIR/forge.sh"
+		forge_repo_root .
+		forge_config_load "$forge_root"
+		forge_config_verify
+		forge_isolated_keep=
+		forge_pool_acquire "$forge_root"
+		c=$forge_copy_dir bad=0 i=0
+		while [ "$i" -lt 200 ]; do
+			case $((i % 6)) in
+			0) printf "BBBB\n" >"$c/t.txt" ;;
+			1) touch -r "$c/t.txt" "$1/stamp"; printf "CCCC\n" >"$c/t.txt"; touch -r "$1/stamp" "$c/t.txt" ;;
+			2) chmod +x "$c/t.txt" ;;
+			3) rm "$c/t.txt"; mkdir "$c/t.txt"; printf "AAAA\n" >"$c/t.txt/in" ;;
+			4) rm "$c/t.txt"; ln -s README "$c/t.txt" ;;
+			5) printf "DDDD\n" >"$c/t.tmp"; mv "$c/t.tmp" "$c/t.txt" ;;
+			esac
+			forge_pool_reset "$forge_root"
+			if [ -L "$c/t.txt" ] || [ ! -f "$c/t.txt" ] || [ -x "$c/t.txt" ] ||
+				[ "$(cat "$c/t.txt")" != AAAA ]; then
+				bad=$((bad + 1))
+			fi
+			i=$((i + 1))
+		done
+		echo "differences: $bad"
+	' sh "$SCRATCH"
+	assert_success
+	assert_output 'differences: 0'
+}
+
+@test "warm runs in quick succession: a same-size rewrite of a committed or an uncommitted binary file never survives" {
+	printf 'AAAA\n' >t.txt
+	head -c 4096 /dev/zero >bin.dat
+	git add t.txt bin.dat && git commit -q -m t
+	# Uncommitted: the binary file changed (the patch replays it).
+	head -c 4096 /dev/zero | tr '\0' '\1' >bin.dat
+	local i
+	for i in $(seq 1 12); do
+		run forge-verify -q --isolated --warm -- sh -c 'printf "BBBB\n" >t.txt && head -c 4096 /dev/zero | tr "\0" "\2" >bin.dat'
+		assert_success
+		run forge-verify -q --isolated --warm -- sh -c 'grep -q AAAA t.txt && [ "$(od -An -c bin.dat | tr -d " \n" | cut -c1-6)" = 001001 ]'
+		assert_success
+	done
+}
+
+@test "a warm slot after hostile steps holds what a cold copy holds: paths, modes, contents, symlink targets" {
+	mkdir -p src/deep lib
+	printf 'one\n' >src/a.c
+	printf 'two\n' >src/deep/b.c
+	printf '#!/bin/sh\necho hi\n' >run.sh && chmod +x run.sh
+	ln -s src/a.c link
+	ln -s deep src/dlink
+	printf 'lib\n' >lib/l.txt
+	printf 'build/\n' >.gitignore
+	git add -A && git commit -q -m tree
+	# The working state: edits, a deletion, a mode change, untracked files.
+	echo edit >>src/a.c
+	git rm -q src/deep/b.c
+	chmod +x lib/l.txt
+	echo new >untracked.txt
+	mkdir -p newdir && echo n >newdir/n.txt
+	cat >"$SCRATCH/bin/hostile-step" <<'SH'
+#!/bin/sh
+# What a step may do to its copy: same-size rewrites with the mtime put
+# back, mode changes, files made folders and symlinks, folders made links,
+# deletions, new files, ignored output, and git state.
+set -e
+touch -r src/a.c "$SCRATCH/stamp"; printf 'ONE\nEDIT\n' >src/a.c; touch -r "$SCRATCH/stamp" src/a.c
+printf 'LIB\n' >lib/l.txt; chmod -x lib/l.txt
+chmod -x run.sh
+rm link; mkdir link; echo x >link/inside
+rm -r src/deep 2>/dev/null || :; ln -s /tmp src/deep
+rm src/dlink; echo file >src/dlink
+rm untracked.txt; rm -r newdir
+chmod 700 . src
+mkdir -p build && echo out >build/out
+echo junk >junk
+git update-index --skip-worktree README 2>/dev/null || :
+git config core.sparseCheckout true
+SH
+	chmod +x "$SCRATCH/bin/hostile-step"
+	cat >"$SCRATCH/bin/manifest" <<'SH'
+#!/bin/sh
+# manifest OUT: every path of the copy but .git: type, mode, content digest
+# or symlink target.
+find . -path ./.git -prune -o -print | LC_ALL=C sort | while IFS= read -r p; do
+	if [ -L "$p" ]; then printf 'L %s -> %s\n' "$p" "$(readlink "$p")"
+	elif [ -d "$p" ]; then printf 'D %s %s\n' "$p" "$(stat -c %a "$p")"
+	else printf 'F %s %s %s\n' "$p" "$(stat -c %a "$p")" "$(sha256sum <"$p" | cut -c1-16)"
+	fi
+done >"$1"
+SH
+	chmod +x "$SCRATCH/bin/manifest"
+	export SCRATCH
+	run forge-verify -q --isolated --warm -- hostile-step
+	assert_success
+	run forge-verify -q --isolated --warm -- manifest "$SCRATCH/warm.manifest"
+	assert_success
+	run forge-verify -q --isolated -- manifest "$SCRATCH/cold.manifest"
+	assert_success
+	run diff "$SCRATCH/cold.manifest" "$SCRATCH/warm.manifest"
+	assert_success
+	grep -q '^L ./link -> src/a.c$' "$SCRATCH/warm.manifest"
+	grep -q '^F ./newdir/n.txt ' "$SCRATCH/warm.manifest"
+}
+
 @test "a new commit between runs: the slot moves to the new HEAD" {
 	run forge-verify --isolated --warm -- true
 	echo v2 >README && git commit -q -am v2

@@ -1,0 +1,164 @@
+#!/bin/sh
+# bench/overhead.sh — forge's own fixed cost per verification (issue 23), as
+# ratios to what git itself needs, with their spread:
+#
+#   plain   forge-verify -q -- true in a one-commit repository: ms, and the
+#           programs it starts (execve calls counted with strace -f, when
+#           strace is installed; target <= 60 ms and <= 15)
+#   warm    forge-verify -q --isolated --warm -- true over git status
+#           --porcelain, 5,000 files with 50 edits and 20 untracked (<= 10x)
+#   cold    forge-verify -q --isolated -- true over a bare
+#           git worktree add --detach + git worktree remove --force, at
+#           5,000 and 20,000 files (<= 1.15x)
+#
+# Every round runs each variant once, next to its reference (the disk's
+# noise hits both alike), for ROUNDS (7) rounds; a ratio is taken per round,
+# and the median, min and max are printed. Everything lives in a temporary
+# folder (pool and configuration included), removed at the end.
+# Usage: bench/overhead.sh   (from the source tree after an in-tree build, or
+#        from an out-of-tree build folder: ../bench/overhead.sh)
+#        env: ROUNDS, FORGE_VERIFY, KEEP, BIG=0 skips the 20,000 files
+set -eu
+
+ROUNDS=${ROUNDS:-7}
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${FORGE_VERIFY:-}" ]; then
+	# An in-tree build, else the build tree this runs in (out of tree).
+	[ -x "$here/bin/forge-verify" ] || [ ! -x bin/forge-verify ] || here=$(pwd)
+	if [ -x "$here/bin/forge-verify" ]; then
+		FORGE_VERIFY=$here/bin/forge-verify
+		: "${FORGE_LIBDIR:=$here/lib-sh}" "${FORGE_HELPERDIR:=$here/helpers}"
+		export FORGE_LIBDIR FORGE_HELPERDIR
+	else
+		FORGE_VERIFY=$(command -v forge-verify) || { echo "bench: build forge first" >&2; exit 69; }
+	fi
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/forge-overhead.XXXXXX")
+cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+export XDG_CACHE_HOME="$work/cache" XDG_CONFIG_HOME="$work/config"
+unset FORGE_CONFIG
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
+git config --global user.name bench
+git config --global user.email bench@example.invalid
+
+# make_repo DIR FILES: a repository of FILES files of 4 KiB in FILES/20
+# folders, committed, then 50 of them modified and 20 untracked files added.
+make_repo() {
+	echo "building $1: $2 files..." >&2
+	mkdir -p "$1"
+	git -C "$1" init -q
+	(cd "$1" && awk -v files="$2" -v dirs="$(($2 / 20))" 'BEGIN {
+		srand(42)
+		line = ""
+		for (i = 0; i < 64; i++) line = line sprintf("%c", 97 + int(rand() * 26))
+		for (i = 0; i < files; i++) {
+			d = sprintf("d%04d", i % dirs)
+			if (!(d in made)) { system("mkdir -p " d); made[d] = 1 }
+			f = sprintf("%s/f%05d.txt", d, i)
+			for (j = 0; j < 56; j++) printf "%05d %s\n", j, line > f
+			close(f)
+		}
+	}')
+	git -C "$1" add -A
+	git -C "$1" commit -q -m synthetic
+	git -C "$1" ls-files | awk -v n="$2" 'NR % int(n / 50) == 1' | head -n 50 |
+		while IFS= read -r f; do echo modified >>"$1/$f"; done
+	i=0
+	while [ "$i" -lt 20 ]; do
+		echo untracked >"$1/d$(printf %04d "$i")/new-$i.txt"
+		i=$((i + 1))
+	done
+	# A settled index, as in a repository in use (git status refreshes it).
+	git -C "$1" status --porcelain >/dev/null
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# time_ms DIR COMMAND...: runs COMMAND once in DIR, prints wall ms.
+time_ms() {
+	tm_dir=$1
+	shift
+	tm_t0=$(now_ms)
+	(cd "$tm_dir" && "$@") >/dev/null 2>&1 || { echo "bench: $* failed in $tm_dir" >&2; exit 1; }
+	echo $(($(now_ms) - tm_t0))
+}
+
+bare_worktree() {
+	git worktree add -q --detach "$work/wt" HEAD && git worktree remove --force "$work/wt"
+}
+
+# stats FILE: "median min max" of the numbers in FILE (one per line).
+stats() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END {
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.2f %.2f %.2f", m, v[1], v[NR] }'
+}
+
+# ratio_to FILE X Y: appends X/Y to FILE.
+ratio_to() { awk -v x="$2" -v y="$3" 'BEGIN { printf "%.3f\n", (y > 0) ? x / y : 0 }' >>"$1"; }
+
+plain=$work/plain
+mkdir -p "$plain"
+git -C "$plain" init -q && echo hi >"$plain/README" && git -C "$plain" add README && git -C "$plain" commit -q -m one
+make_repo "$work/r5k" 5000
+[ "${BIG:-1}" = 0 ] || make_repo "$work/r20k" 20000
+
+# Warm-ups: .forge/ made, the slot made and its index settled.
+for _ in 1 2; do
+	time_ms "$plain" "$FORGE_VERIFY" -q -- true >/dev/null
+	time_ms "$work/r5k" "$FORGE_VERIFY" -q --isolated --warm -- true >/dev/null
+done
+
+execs=''
+if command -v strace >/dev/null 2>&1; then
+	(cd "$plain" && strace -f -qq -e trace=execve -o "$work/execs" "$FORGE_VERIFY" -q -- true) >/dev/null 2>&1
+	execs=$(grep -c 'execve(' "$work/execs")
+fi
+
+for f in plain warm status wratio c5 a5 cratio5 c20 a20 cratio20; do : >"$work/$f.ms"; done
+n=0
+while [ "$n" -lt "$ROUNDS" ]; do
+	p=$(time_ms "$plain" "$FORGE_VERIFY" -q -- true)
+	echo "$p" >>"$work/plain.ms"
+	s=$(time_ms "$work/r5k" git status --porcelain)
+	w=$(time_ms "$work/r5k" "$FORGE_VERIFY" -q --isolated --warm -- true)
+	echo "$s" >>"$work/status.ms"
+	echo "$w" >>"$work/warm.ms"
+	ratio_to "$work/wratio.ms" "$w" "$s"
+	a=$(time_ms "$work/r5k" bare_worktree)
+	c=$(time_ms "$work/r5k" "$FORGE_VERIFY" -q --isolated -- true)
+	echo "$a" >>"$work/a5.ms"
+	echo "$c" >>"$work/c5.ms"
+	ratio_to "$work/cratio5.ms" "$c" "$a"
+	if [ "${BIG:-1}" != 0 ]; then
+		a=$(time_ms "$work/r20k" bare_worktree)
+		c=$(time_ms "$work/r20k" "$FORGE_VERIFY" -q --isolated -- true)
+		echo "$a" >>"$work/a20.ms"
+		echo "$c" >>"$work/c20.ms"
+		ratio_to "$work/cratio20.ms" "$c" "$a"
+	fi
+	n=$((n + 1))
+done
+
+printf '%s rounds, interleaved; median (min-max)\n' "$ROUNDS"
+line() {
+	# shellcheck disable=SC2046 # three numbers
+	set -- "$1" "$2" $(stats "$work/$3")
+	printf '  %-58s %8s (%s-%s) %s\n' "$1" "$3" "$4" "$5" "$2"
+}
+line "forge-verify -q -- true, one commit (ms)" "target <= 60" plain.ms
+[ -z "$execs" ] || printf '  %-58s %8s %s\n' "  programs it starts (execve, strace -f)" "$execs" "target <= 15"
+line "git status --porcelain, 5,000 files (ms)" "" status.ms
+line "forge-verify -q --isolated --warm -- true, 5,000 files (ms)" "" warm.ms
+line "  warm / git status" "target <= 10" wratio.ms
+line "git worktree add --detach + remove, 5,000 files (ms)" "" a5.ms
+line "forge-verify -q --isolated -- true, 5,000 files (ms)" "" c5.ms
+line "  cold / worktree add+remove, 5,000 files" "target <= 1.15" cratio5.ms
+if [ "${BIG:-1}" != 0 ]; then
+	line "git worktree add --detach + remove, 20,000 files (ms)" "" a20.ms
+	line "forge-verify -q --isolated -- true, 20,000 files (ms)" "" c20.ms
+	line "  cold / worktree add+remove, 20,000 files" "target <= 1.15" cratio20.ms
+fi
