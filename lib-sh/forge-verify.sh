@@ -172,17 +172,24 @@ forge_step_exec() {
 	forge_ms_now
 	forge_step_start=$forge_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
-		forge_step_fifo=$forge_step_log.fifo
-		rm -f -- "$forge_step_fifo"
-		mkfifo -m 600 -- "$forge_step_fifo" || forge_die 73 "cannot create $forge_step_fifo"
-		# The FIFO goes away when tee is done: that is how forge_tee_finish
-		# tells a finished tee from one kept waiting by an escaped process.
+		forge_step_fifo=$forge_step_log.fifo forge_step_show=$forge_step_log.show
+		rm -f -- "$forge_step_fifo" "$forge_step_show"
+		mkfifo -m 600 -- "$forge_step_fifo" "$forge_step_show" ||
+			forge_die 73 "cannot create $forge_step_fifo"
+		# tee keeps the raw bytes in the log and passes them on to be shown
+		# (forge_printable_lines: the terminal never obeys them). The FIFO
+		# goes away when tee is done: that is how forge_tee_finish tells a
+		# finished tee from one kept waiting by an escaped process. Without
+		# tee, the one writer, the filter sees the end of its input.
 		(
-			tee -- "$forge_step_log" <"$forge_step_fifo" >&2 &
+			forge_printable_lines '| ' <"$forge_step_show" >&2 &
+			forge_tee_show=$!
+			tee -- "$forge_step_log" <"$forge_step_fifo" >"$forge_step_show" &
 			forge_tee=$!
 			trap 'kill "$forge_tee" 2>/dev/null' TERM
 			wait "$forge_tee" || wait "$forge_tee" || :
-			rm -f -- "$forge_step_fifo"
+			wait "$forge_tee_show" || :
+			rm -f -- "$forge_step_fifo" "$forge_step_show"
 		) 9>&- &
 		forge_tee_pid=$!
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
@@ -223,6 +230,7 @@ forge_step_exec() {
 	127) forge_step_reason='not found' ;;
 	*) forge_step_reason='exit' ;;
 	esac
+	forge_signal_untrapped "$forge_step_exit"
 	[ -z "${forge_signal:-}" ] || forge_step_reason=interrupted
 }
 
@@ -238,7 +246,7 @@ forge_tee_finish() {
 	done
 	[ ! -p "$forge_step_fifo" ] || kill "$forge_tee_pid" 2>/dev/null || :
 	wait "$forge_tee_pid" || :
-	rm -f -- "$forge_step_fifo"
+	rm -f -- "$forge_step_fifo" "$forge_step_show"
 }
 
 # forge_interrupt SIGNAL: for a trap on INT, TERM or HUP. Forwards SIGNAL to
@@ -253,6 +261,31 @@ forge_interrupt() {
 	fi
 }
 
+# forge_signal_untrapped STATUS: a signal that was ignored when forge-verify
+# started (a non-interactive shell starts its background jobs with INT
+# ignored) cannot be trapped by a shell, so forge_interrupt never hears of
+# it; forge-timeout catches it all the same and passes it to the step. When
+# the step then ends with STATUS 128+n of such a signal (HUP, INT, TERM),
+# the run was interrupted by it as surely as through the trap: sets
+# forge_signal, whatever dispositions forge-verify inherited (SPEC 3.1).
+forge_signal_untrapped() {
+	[ -z "${forge_signal:-}" ] || return 0
+	case $1 in
+	129) set -- HUP 1 ;;
+	130) set -- INT 2 ;;
+	143) set -- TERM 16384 ;;
+	*) return 0 ;;
+	esac
+	forge_sigign=
+	while IFS=' 	' read -r forge_sig_key forge_sig_value; do
+		[ "$forge_sig_key" != SigIgn: ] || forge_sigign=$forge_sig_value
+	done 2>/dev/null </proc/$$/status || :
+	case $forge_sigign in '' | *[!0-9a-fA-F]*) return 0 ;; esac
+	# The low 32 bits hold HUP, INT and TERM (the mask is 16 hex digits).
+	case $forge_sigign in ????????????????) forge_sigign=${forge_sigign#????????} ;; esac
+	[ $((0x$forge_sigign & $2)) -eq 0 ] || forge_signal=$1
+}
+
 # forge_exit_signal: exits 128+n when a signal was caught (forge_interrupt).
 forge_exit_signal() {
 	[ -n "${forge_signal:-}" ] || return 0
@@ -264,9 +297,9 @@ forge_exit_signal() {
 	esac
 }
 
-# forge_step_label NAME RUN: prints the start of a step's progress line,
-# control characters made spaces (forge_printable: RUN comes from a
-# configuration that may hold escape sequences).
+# forge_step_label NAME RUN: prints the start of a step's progress line, on
+# one line and shown, not obeyed (forge_printable: NAME and RUN come from a
+# configuration or a command line that may hold escape sequences).
 forge_step_label() {
 	printf 'Verify: %s (%s)' "$1" "$2" | forge_printable
 }
@@ -274,7 +307,8 @@ forge_step_label() {
 # forge_step_report NAME RUN LOG: prints the step's progress line on stderr;
 # when it failed, the last 40 lines of its output (unless they were streamed
 # with -v) and the path of LOG, relative to the repository root. With -v the
-# step's line also went out before its output.
+# step's line also went out before its output. Output lines are shown after
+# "| " (forge_printable_lines), so none can pass for a line of forge's own.
 forge_step_report() {
 	[ "${forge_quiet:-0}" = 1 ] && return 0
 	case $forge_step_reason in
@@ -286,7 +320,7 @@ forge_step_report() {
 	printf '%s %s %s\n' "$(forge_step_label "$1" "$2")" "$forge_step_result" \
 		"$(forge_fmt_secs "$forge_step_ms")" >&2
 	case $forge_step_reason in '' | interrupted) return 0 ;; esac
-	[ "${forge_verbose:-0}" = 1 ] || tail -n 40 -- "$forge_step_log" >&2
+	[ "${forge_verbose:-0}" = 1 ] || tail -n 40 -- "$forge_step_log" | forge_printable_lines '| ' >&2
 	printf 'log: %s\n' "$3" >&2
 }
 
@@ -375,7 +409,7 @@ forge_verdict_print() {
 # forge_report_human RECORD: renders a verify record (JSON) for people.
 forge_report_human() {
 	# shellcheck disable=SC2016 # a jq program, not shell
-	printf '%s' "$1" | jq -r '
+	printf '%s' "$1" | jq -r "$forge_printable_jq"'
 		def secs: "\(. / 1000 | floor).\(. % 1000 / 100 | floor)s";
 		"Run \(.run) at \(.ts): \(.verdict)",
 		"  isolated: \(.isolated)  change: \(.change // "-")  head: \(.head // "-")",
@@ -383,5 +417,5 @@ forge_report_human() {
 		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),
 		"  breaker: \(.breaker) (streak \(.streak))",
 		"  logs: .forge/runs/\(.run)/"
-		| gsub("[\u0000-\u001f\u007f-\u009f]"; " ")'
+		| printable'
 }

@@ -241,6 +241,38 @@ commit_files() {
 	assert_no_leftovers
 }
 
+@test "no commit yet, or not a repository: no isolated banner before the refusal, cold or warm" {
+	cd "$SCRATCH" && git init -q empty && cd empty
+	for mode in '' --warm; do
+		# shellcheck disable=SC2086 # no option or one
+		run --separate-stderr forge-verify --isolated $mode -- true
+		assert_failure 69
+		[[ $stderr == *'needs a commit'* ]]
+		[[ $stderr != *'isolated: running'* ]]
+	done
+	mkdir "$SCRATCH/plain" && cd "$SCRATCH/plain"
+	run --separate-stderr forge-verify --isolated --warm -- true
+	assert_failure 69
+	[[ $stderr != *'isolated: running'* ]]
+}
+
+@test "the banner: an ephemeral copy when cold, a pooled copy with --warm or verify.isolated.warm" {
+	commit_files
+	run --separate-stderr forge-verify --isolated -- true
+	assert_success
+	[ "${stderr_lines[0]}" = 'isolated: running verification in an ephemeral copy (working tree untouched)' ]
+	run --separate-stderr forge-verify --isolated --warm -- true
+	assert_success
+	[ "${stderr_lines[0]}" = 'isolated: running verification in a pooled copy (working tree untouched)' ]
+	echo '{"verify": {"isolated": {"warm": true}}}' >forge.json
+	run --separate-stderr forge-verify --isolated -- true
+	assert_success
+	[ "${stderr_lines[0]}" = 'isolated: running verification in a pooled copy (working tree untouched)' ]
+	run --separate-stderr forge-verify -q --isolated --warm -- true
+	assert_success
+	[ -z "$stderr" ]
+}
+
 @test "a patch that does not apply: exit 74 with git's reason, no step ran, ERROR recorded" {
 	# A smudge filter makes the checked-out copy differ from what the patch
 	# was made against, so git apply refuses.
