@@ -273,6 +273,35 @@ commit_files() {
 	[ -z "$stderr" ]
 }
 
+@test "--prune --dry-run shows each warm slot of the pool with its size in human units and removes nothing" {
+	commit_files
+	head -c 3145728 /dev/zero >big.bin
+	run forge-verify --isolated --warm -- true
+	assert_success
+	mine=$(pool)
+	before=$(find "$mine" | sort | sha256sum)
+	run forge-verify --prune --dry-run
+	assert_success
+	assert_output --regexp "would free $mine/1 \(3\.[0-9] MiB\)"
+	assert_output --regexp "would free $mine/1.state \([0-9]+ KiB\)"
+	assert_output --regexp 'would free 3\.[0-9] MiB in total'
+	refute_output --partial 'freed'
+	[ "$(find "$mine" | sort | sha256sum)" = "$before" ]
+	run forge-verify --isolated --warm -- true
+	assert_success
+	run forge-verify --prune
+	assert_success
+	assert_output --regexp "freed $mine/1 \(3\.[0-9] MiB\)"
+	[ ! -e "$mine" ]
+}
+
+@test "--dry-run without --prune is a usage error" {
+	run forge-verify --dry-run -- true
+	assert_failure 64
+	run forge-verify --report --dry-run
+	assert_failure 64
+}
+
 @test "a patch that does not apply: exit 74 with git's reason, no step ran, ERROR recorded" {
 	# A smudge filter makes the checked-out copy differ from what the patch
 	# was made against, so git apply refuses.
