@@ -197,7 +197,8 @@ commit_files() {
 	mkdir sub && cd sub
 	run forge-verify --isolated -- sh -c 'echo "$FORGE_VERIFY_ISOLATED|$FORGE_VERIFY_SOURCE|$PWD"'
 	assert_success
-	IFS='|' read -r iso src wd <"$REPO"/.forge/runs/*/1-command.log
+	# The log's first line names the copy; the step's output follows.
+	IFS='|' read -r iso src wd < <(tail -n +2 "$REPO"/.forge/runs/*/1-command.log)
 	[ "$iso" = 1 ]
 	[ "$src" = "$REPO" ]
 	case $wd in "$TMPDIR"/forge-verify.??????/repo-??????) ;; *) false ;; esac
@@ -744,7 +745,81 @@ hook_state() {
 		assert_success
 	done
 	for log in .forge/runs/*/1-command.log; do
-		[ "$(cat "$log")" = "$(printf 'committed-content\nuncommitted\ngit-lfs filter-process')" ]
+		[ "$(tail -n +2 "$log")" = "$(printf 'committed-content\nuncommitted\ngit-lfs filter-process')" ]
 	done
 	[ "$(git_state)" = "$before" ]
+}
+
+# --- evidence that outlives the copy (SPEC 3.2) ----------------------------
+
+# kept_dir: the evidence folder of the last run.
+kept_dir() { printf '%s\n' "$REPO/.forge/runs/$(grep -F '"event":"verify"' "$REPO/.forge/timeline.jsonl" | tail -n 1 | jq -r .run)/files"; }
+
+@test "automake's 'See tests/test-suite.log': the file the copy made is kept and its repository path shown" {
+	mkdir -p tests && echo keep >tests/.gitkeep && git add tests && git commit -q -m tests
+	run --separate-stderr forge-verify --isolated -- sh -c 'printf "FAIL: t1\n# FAIL:  1\n" >tests/test-suite.log; echo "FAIL: t1"; echo "See tests/test-suite.log."; exit 1'
+	assert_failure 1
+	assert_no_leftovers
+	[ "$(cat "$(kept_dir)/tests/test-suite.log")" = "$(printf 'FAIL: t1\n# FAIL:  1')" ]
+	[[ $stderr == *'kept: tests/test-suite.log (in the copy: '*'/tests/test-suite.log) as .forge/runs/'*'/files/tests/test-suite.log'* ]]
+	[ "$(stat -c %a "$(kept_dir)/tests/test-suite.log")" = 600 ]
+	[ "$(stat -c %a "$(kept_dir)/tests")" = 700 ]
+	[ ! -e tests/test-suite.log ]
+}
+
+@test "a path under the copy's absolute folder (a stack trace) is mapped to the repository and kept; the log names the copy once" {
+	mv "$REPO" "$SCRATCH/-my repo" && REPO=$SCRATCH/-my\ repo && cd "$REPO"
+	mkdir src && echo 'throw 1' >src/app.js && git add src && git commit -q -m src
+	run --separate-stderr forge-verify --isolated -- sh -c 'echo gen >src/gen.js; echo "Error: x"; echo "    at f ($PWD/src/gen.js:3:14)"; echo "    at g ($(pwd -P)/src/app.js:1:1)"; exit 1'
+	assert_failure 1
+	[ "$(cat "$(kept_dir)/src/gen.js")" = gen ]
+	[ "$(cat "$(kept_dir)/src/app.js")" = 'throw 1' ]
+	log=$(ls "$REPO"/.forge/runs/*/1-command.log)
+	header=$(head -n 1 "$log")
+	copy=${header#forge-verify: the step runs in a copy of the repository: }
+	[[ $copy == "$TMPDIR"/forge-verify.*/-my\ repo-* ]]
+	# Once in the header, then in the step's two lines.
+	[ "$(grep -cF -- "$copy" "$log")" = 3 ]
+	[[ $stderr == *"kept: src/gen.js (in the copy: $copy/src/gen.js) as .forge/runs/"*/files/src/gen.js* ]]
+	# The header is not shown as step output.
+	[[ $stderr != *'| forge-verify: the step runs'* ]]
+}
+
+@test "a symlink, a FIFO or a folder named in the output is never kept nor followed, in the copy or on the way" {
+	echo canary-8c1f >"$SCRATCH/secret"
+	mkdir "$SCRATCH/outside" && echo canary-8c1f >"$SCRATCH/outside/f.log"
+	run --separate-stderr forge-verify --isolated -- sh -c 'ln -s "$1/secret" s.log; ln -s "$1/outside" d; mkfifo p.log; mkdir dir.log; echo "See s.log d/f.log p.log dir.log"; exit 1' sh "$SCRATCH"
+	assert_failure 1
+	[ ! -e "$(kept_dir)" ]
+	run ! grep -rq canary-8c1f "$REPO/.forge"
+	[[ $stderr != *kept:* ]]
+}
+
+@test "kept files are bounded: 10 MB in all, a file over what is left is not kept" {
+	run --separate-stderr forge-verify --isolated -- sh -c 'head -c 6000000 /dev/zero >a.log; head -c 6000000 /dev/zero >b.log; head -c 11000000 /dev/zero >c.log; echo small >d.log; echo "See a.log b.log c.log d.log"; exit 1'
+	assert_failure 1
+	[ -f "$(kept_dir)/a.log" ]
+	[ ! -e "$(kept_dir)/b.log" ]
+	[ ! -e "$(kept_dir)/c.log" ]
+	[ -f "$(kept_dir)/d.log" ]
+	[ "$(du -sb "$(kept_dir)" | cut -f1)" -le 10485760 ]
+}
+
+@test "kept files with spaces, leading dashes and quotes in their names; a name with a newline breaks nothing" {
+	run --separate-stderr forge-verify --isolated -- sh -c 'mkdir -p "t d"; echo one >"t d/-a b.log"; echo two >"-x.log"; printf "x\n" >"$(printf "n\nl.log")"; echo "See \"t d/-a b.log\" and -x.log"; printf "See n\nl.log\n"; exit 1'
+	assert_failure 1
+	[ "$(cat "$(kept_dir)/t d/-a b.log")" = one ]
+	[ "$(cat "$(kept_dir)/-x.log")" = two ]
+	[[ $stderr == *'kept: t d/-a b.log (in the copy: '* ]]
+	[ "$(find "$(kept_dir)" -type f | wc -l)" = 2 ]
+}
+
+@test "a plain run keeps the named file too: a later run cannot overwrite the evidence; .git and .forge are never kept" {
+	run --separate-stderr forge-verify -- sh -c 'echo first >out.log; echo "See out.log .git/config .forge/breaker"; exit 1'
+	assert_failure 1
+	first=$(kept_dir)
+	[[ $stderr == *"kept: out.log as .forge/runs/"*/files/out.log* ]]
+	run --separate-stderr forge-verify -- sh -c 'echo second >out.log; exit 1'
+	[ "$(cat "$first/out.log")" = first ]
+	[ "$(find "$first" -type f | wc -l)" = 1 ]
 }
