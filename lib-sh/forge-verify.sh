@@ -415,6 +415,8 @@ forge_evidence_file() {
 	forge_ev_parent=${1%/*} forge_ev_base=${1##*/}
 	[ "$forge_ev_parent" != "$1" ] || forge_ev_parent=
 	forge_ev_dest=$forge_run_dir/files/$1
+	# Most candidates name nothing: told apart without a process.
+	[ -f "$forge_ev_real/$1" ] || return 1
 	forge_state_path "$forge_ev_dest" file || return 1
 	# The file, checked from inside its folder once the shell stands in it
 	# (its physical path checked: no folder on the way was a link), and its
