@@ -950,7 +950,7 @@ forge_isolated_setup_run() {
 			printf 'Setup: %s (%s) %s %s' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
 				"$(forge_fmt_secs "$forge_step_ms")" | forge_printable >&2
 			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
-				tail -n 40 -- "$forge_run_log" | forge_printable_lines '| ' >&2
+				forge_step_tail | forge_printable_lines '| ' >&2
 		fi
 		[ "$forge_step_exit" = 0 ] ||
 			forge_die 69 "setup step '$forge_step_name' failed ($forge_setup_result): log .forge/runs/$forge_run_id/$forge_setup_log"

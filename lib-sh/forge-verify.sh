@@ -321,6 +321,8 @@ forge_step_label() {
 # step's line also went out before its output. Output lines are shown after
 # "| " (forge_printable_lines), so none can pass for a line of forge's own.
 forge_step_report() {
+	# The files the failure names are evidence whatever is printed.
+	case $forge_step_reason in '' | interrupted) ;; *) forge_evidence_keep ;; esac
 	[ "${forge_quiet:-0}" = 1 ] && return 0
 	case $forge_step_reason in
 	'') forge_step_result=ok ;;
@@ -332,13 +334,12 @@ forge_step_report() {
 		"$(forge_fmt_secs "$forge_step_ms")" >&2
 	case $forge_step_reason in '' | interrupted) return 0 ;; esac
 	[ "${forge_verbose:-0}" = 1 ] || forge_step_tail | forge_printable_lines '| ' >&2
-	forge_evidence_keep
 	[ -z "$forge_evidence_shown" ] || printf '%s' "$forge_evidence_shown" >&2
 	printf 'log: %s\n' "$3" >&2
 }
 
-# forge_step_tail: prints the last 40 lines of the step's output (its log,
-# less forge_step_header's line).
+# forge_step_tail: prints the last 40 lines of the step that just ran (its
+# log, forge_step_log, less forge_step_header's line).
 forge_step_tail() {
 	if [ -n "${forge_copy_dir:-}" ] && [ "$forge_exec_dir" = "$forge_copy_dir" ]; then
 		tail -n +2 -- "$forge_step_log" | tail -n 40

@@ -822,4 +822,8 @@ kept_dir() { printf '%s\n' "$REPO/.forge/runs/$(grep -F '"event":"verify"' "$REP
 	run --separate-stderr forge-verify -- sh -c 'echo second >out.log; exit 1'
 	[ "$(cat "$first/out.log")" = first ]
 	[ "$(find "$first" -type f | wc -l)" = 1 ]
+	# With -q nothing is printed, but the evidence is kept all the same.
+	run --separate-stderr forge-verify -q -- sh -c 'echo third >out.log; echo "See out.log"; exit 1'
+	[ -z "$stderr" ]
+	[ "$(cat "$(kept_dir)/out.log")" = third ]
 }
