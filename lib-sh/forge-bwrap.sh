@@ -737,7 +737,7 @@ forge_bwrap_start() {
 	done
 	if [ -z "$forge_bs_pid" ]; then
 		forge_error "bwrap did not start $forge_bs_name:"
-		tail -n 20 "$forge_bwrap_dir/log" | sed 's/^/    /' >&2
+		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
 		kill -KILL "$!" 2>/dev/null || :
 		exit 69
 	fi
@@ -754,7 +754,7 @@ forge_bwrap_start() {
 	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 \
 		"$forge_bs_shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
 		forge_error "$forge_bs_name started but does not run commands:"
-		tail -n 20 "$forge_bwrap_dir/log" | sed 's/^/    /' >&2
+		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
 		forge_bwrap_stop "$forge_bs_name"
 		exit 69
 	fi
@@ -770,7 +770,7 @@ forge_bwrap_net_hook() {
 	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode" || forge_bnh_rc=$?
 	[ "$forge_bnh_rc" -ne 0 ] || return 0
 	forge_error "$1 started but its egress ($forge_bwrap_netmode) could not be set up:"
-	tail -n 5 "$forge_bwrap_dir/log" "$forge_bwrap_dir/slirp.log" 2>/dev/null | sed 's/^/    /' >&2
+	tail -n 5 "$forge_bwrap_dir/log" "$forge_bwrap_dir/slirp.log" 2>/dev/null | forge_printable_lines '    ' >&2
 	forge_bwrap_stop "$1"
 	exit 69
 }
@@ -902,7 +902,7 @@ forge_sandbox_doctor_msb_note() {
 	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
 	*)
 		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
-		printf '%s\n' "$forge_msb_doctor_said" | sed 's/^/    /' >&2
+		printf '%s\n' "$forge_msb_doctor_said" | forge_printable_lines '    ' >&2
 		;;
 	esac
 }

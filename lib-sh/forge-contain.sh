@@ -51,7 +51,7 @@ forge_contain_begin() {
 	forge_contain_up_pid=
 	# Held for this process: released even when the start died.
 	forge_sandbox_unlock "$forge_contain_name"
-	[ "$forge_contain_status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || cat -- "$forge_contain_log" >&2
+	[ "$forge_contain_status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || forge_printable_lines <"$forge_contain_log" >&2
 	[ "$forge_contain_status" = 0 ] ||
 		forge_die 69 "no sandbox for the steps ($forge_contain_backend sandbox $forge_contain_name, exit $forge_contain_status); nothing was run"
 	if [ "$forge_contain_backend" = msb ]; then

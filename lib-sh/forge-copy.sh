@@ -516,7 +516,7 @@ forge_copy_prune() {
 		forge_prune_tmp=${forge_prune_tmp%/}
 		forge_is_real_dir "$forge_prune_tmp" || continue
 		forge_copy_tmp_alive "$forge_prune_tmp" && continue
-		forge_prune_note "$forge_prune_tmp"
+		forge_prune_note "$forge_prune_tmp" || continue
 		forge_contain_forget "$forge_prune_tmp"
 		forge_rm_tree "$forge_prune_tmp" || :
 	done
@@ -789,21 +789,42 @@ forge_pool_release() {
 # --- --prune -------------------------------------------------------------------
 
 # forge_prune_note PATH: with forge_prune_verbose=1, prints "freed PATH (SIZE)"
-# for what is about to be removed and adds its size to forge_prune_kib.
+# for what is about to be removed and adds its size to forge_prune_kib. With
+# forge_prune_dry=1 too, prints "would free PATH (SIZE)" and returns 1: the
+# caller removes nothing.
 forge_prune_note() {
 	[ "${forge_prune_verbose:-0}" = 1 ] || return 0
 	forge_prune_size=$(du -sk -- "$1" 2>/dev/null) || forge_prune_size=0
 	forge_prune_size=${forge_prune_size%%[!0-9]*}
 	forge_prune_kib=$((${forge_prune_kib:-0} + ${forge_prune_size:-0}))
-	printf 'freed %s (%s KiB)\n' "$1" "${forge_prune_size:-0}"
+	if [ "${forge_prune_dry:-0}" = 1 ]; then
+		printf 'would free %s (%s)\n' "$1" "$(forge_human_kib "${forge_prune_size:-0}")"
+		return 1
+	fi
+	printf 'freed %s (%s)\n' "$1" "$(forge_human_kib "${forge_prune_size:-0}")"
 }
 
-# forge_prune ROOT: forge-verify --prune: removes this repository's warm pool
-# (slots in use by a run are left alone), the cold copies of killed runs, the
-# pools of repositories that no longer exist, and what older versions of
-# forge left in the git directory. Prints what it freed.
+# forge_human_kib KIB: prints a size given in KiB for people: "12 KiB",
+# "345.2 MiB", "1.5 GiB".
+forge_human_kib() {
+	if [ "$1" -ge 1048576 ]; then
+		printf '%d.%d GiB' "$(($1 / 1048576))" "$((($1 % 1048576) * 10 / 1048576))"
+	elif [ "$1" -ge 1024 ]; then
+		printf '%d.%d MiB' "$(($1 / 1024))" "$((($1 % 1024) * 10 / 1024))"
+	else
+		printf '%d KiB' "$1"
+	fi
+}
+
+# forge_prune ROOT [--dry-run]: forge-verify --prune: removes this
+# repository's warm pool (slots in use by a run are left alone), the cold
+# copies of killed runs, the pools of repositories that no longer exist, and
+# what older versions of forge left in the git directory. Prints what it
+# freed, slot by slot, with sizes; with --dry-run, what it would free, and
+# removes nothing.
 forge_prune() {
-	forge_prune_verbose=1 forge_prune_kib=0
+	forge_prune_verbose=1 forge_prune_kib=0 forge_prune_dry=0
+	[ "${2:-}" != --dry-run ] || forge_prune_dry=1
 	forge_require_tool flock sha256sum
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
 	forge_real_dir "$1" || forge_die 69 "cannot resolve $1"
@@ -822,12 +843,14 @@ forge_prune() {
 		forge_pool_remove "$forge_prune_pool"
 	done
 	forge_prune_legacy
-	if [ "$forge_prune_kib" -gt 0 ]; then
-		printf 'freed %s KiB in total\n' "$forge_prune_kib"
+	if [ "$forge_prune_kib" -gt 0 ] && [ "$forge_prune_dry" = 1 ]; then
+		printf 'would free %s in total\n' "$(forge_human_kib "$forge_prune_kib")"
+	elif [ "$forge_prune_kib" -gt 0 ]; then
+		printf 'freed %s in total\n' "$(forge_human_kib "$forge_prune_kib")"
 	else
 		printf 'nothing to prune\n'
 	fi
-	forge_prune_verbose=0
+	forge_prune_verbose=0 forge_prune_dry=0
 }
 
 # forge_pool_remove POOL: removes the slots of POOL that no run holds, then
@@ -841,13 +864,13 @@ forge_pool_remove() {
 		# last, so a run that starts meanwhile finds the slot gone or whole.
 		exec 8>>"$forge_prune_lock" || continue
 		if flock -n 8 && forge_pool_lock_held "$forge_prune_lock" 8; then
-			forge_contain_forget "$forge_prune_slot"
 			for forge_prune_path in "$forge_prune_slot" "$forge_prune_slot.state"; do
 				[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
-				forge_prune_note "$forge_prune_path"
+				forge_prune_note "$forge_prune_path" || continue
+				[ "$forge_prune_path" != "$forge_prune_slot" ] || forge_contain_forget "$forge_prune_slot"
 				forge_rm_tree "$forge_prune_path" || forge_warn "could not remove $forge_prune_path"
 			done
-			rm -f -- "$forge_prune_lock"
+			[ "${forge_prune_dry:-0}" = 1 ] || rm -f -- "$forge_prune_lock"
 		else
 			forge_warn "warm slot $forge_prune_slot is in use; left alone"
 		fi
@@ -855,7 +878,7 @@ forge_pool_remove() {
 	done
 	set -- "$1" "$1"/*.lock
 	[ -e "$2" ] && return 0
-	forge_prune_note "$1"
+	forge_prune_note "$1" || return 0
 	forge_rm_tree "$1" || forge_warn "could not remove $1"
 }
 
@@ -872,22 +895,22 @@ forge_prune_legacy() {
 			forge_prune_tmp=${forge_file%/*/.git}
 			if forge_is_real_dir "$forge_prune_tmp"; then
 				forge_copy_tmp_alive "$forge_prune_tmp" && continue
-				forge_prune_note "$forge_prune_tmp"
+				forge_prune_note "$forge_prune_tmp" || continue
 				forge_rm_tree "$forge_prune_tmp" || continue
 			fi
 			;;
 		"$forge_common_dir"/forge/pool/*/.git | "$forge_common_real"/forge/pool/*/.git) ;;
 		*) continue ;;
 		esac
-		forge_prune_note "$forge_prune_admin"
+		forge_prune_note "$forge_prune_admin" || continue
 		forge_rm_tree "$forge_prune_admin" || :
 	done
 	for forge_prune_path in "$forge_common_dir/forge/pool" "$forge_common_dir/forge/worktrees.lock"; do
 		[ -e "$forge_prune_path" ] || [ -L "$forge_prune_path" ] || continue
-		forge_prune_note "$forge_prune_path"
+		forge_prune_note "$forge_prune_path" || continue
 		forge_rm_tree "$forge_prune_path" || :
 	done
-	rmdir -- "$forge_common_dir/forge" 2>/dev/null || :
+	[ "${forge_prune_dry:-0}" = 1 ] || rmdir -- "$forge_common_dir/forge" 2>/dev/null || :
 }
 
 # --- dependencies and build caches (SPEC 3.5) ------------------------------------
@@ -1020,7 +1043,7 @@ forge_isolated_setup_run() {
 			printf 'Setup: %s (%s) %s %s' "$forge_step_name" "$forge_step_run" "$forge_setup_result" \
 				"$(forge_fmt_secs "$forge_step_ms")" | forge_printable >&2
 			[ "$forge_step_exit" = 0 ] || [ "${forge_verbose:-0}" = 1 ] ||
-				tail -n 40 -- "$forge_run_log" >&2
+				forge_step_tail | forge_printable_lines '| ' >&2
 		fi
 		[ "$forge_step_exit" = 0 ] ||
 			forge_die 69 "setup step '$forge_step_name' failed ($forge_setup_result): log .forge/runs/$forge_run_id/$forge_setup_log"

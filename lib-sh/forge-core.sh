@@ -7,9 +7,11 @@
 # 70 internal, 73 cannot create, 74 copy not faithful, 75 temporary failure.
 
 # Messages go to stderr as "PROG: message"; forge_prog names the program.
-forge_say() { printf '%s: %s\n' "${forge_prog:-forge}" "$*" >&2; }
-forge_warn() { [ "${forge_quiet:-0}" = 1 ] || printf '%s: warning: %s\n' "${forge_prog:-forge}" "$*" >&2; }
-forge_error() { printf '%s: error: %s\n' "${forge_prog:-forge}" "$*" >&2; }
+# A message may name a step, a path or what a program said: it is shown as
+# forge_message shows it, never obeyed by the terminal.
+forge_say() { forge_message "${forge_prog:-forge}: " "$*"; }
+forge_warn() { [ "${forge_quiet:-0}" = 1 ] || forge_message "${forge_prog:-forge}: warning: " "$*"; }
+forge_error() { forge_message "${forge_prog:-forge}: error: " "$*"; }
 
 # forge_die CODE MESSAGE: report an error and exit with CODE.
 forge_die() {
@@ -132,14 +134,60 @@ forge_fmt_secs() {
 	printf '%d.%ds' "$(($1 / 1000))" "$((($1 % 1000) / 100))"
 }
 
-# forge_printable: copies standard input to standard output with every
-# control character (C0, DEL and C1, U+0080-U+009F: ESC and CSI start
-# terminal escape sequences) made a space, and bytes that are not UTF-8
-# replaced: what forge prints from a configuration, a repository or the
-# timeline can neither move the cursor, retitle the terminal nor hide text.
-# Ends its output with a newline.
+# --- text forge shows but did not write ------------------------------------
+# Step output, names and commands from a configuration, paths from a
+# repository, what git, msb or docker said: shown on a terminal, never obeyed
+# by it. One rule for all of it (SPEC 3.2): every control character but tab
+# (C0 and newline where one line is expected, DEL, and C1, U+0080-U+009F:
+# ESC and CSI start escape sequences) is shown in the notation of cat -v:
+# ESC as ^[, CR as ^M, DEL as ^?, CSI (U+009B) as M-^[. Bytes that are not
+# UTF-8 become U+FFFD. Logs keep the raw bytes; only what is printed changes.
+
+# forge_printable_jq: the jq definition of that rule, `printable` (a string
+# to a string), for the jq programs that print such text themselves.
+forge_printable_jq='def printable:
+	if test("[\u0000-\u0008\u000a-\u001f\u007f-\u009f]") then
+		[explode[] | if . == 9 then "\t"
+			elif . < 32 then "^" + ([. + 64] | implode)
+			elif . == 127 then "^?"
+			elif . >= 128 and . < 160 then "M-^" + ([. - 64] | implode)
+			else [.] | implode end] | add
+	else . end;'
+
+# The characters a message may hold and be printed as it is (printable
+# ASCII and tab): anything else goes through jq.
+forge_plain_chars=' !"#$%&'"'"'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrstuvwxyz{|}~	'
+
+# forge_printable: copies standard input to standard output as one line:
+# the rule above, newlines included (a name or command spread over lines
+# could print a line of forge's own, "Verdict: PASS"). Ends with a newline.
 forge_printable() {
-	jq -R -r -s 'gsub("[\u0000-\u001f\u007f-\u009f]"; " ")'
+	jq -R -r -s "$forge_printable_jq"' printable'
+}
+
+# forge_printable_lines [PREFIX]: copies standard input to standard output
+# line by line as it comes (for a stream), each line after PREFIX and shown
+# by the rule above. A last line without its newline gets one.
+forge_printable_lines() {
+	jq -R -r --unbuffered --arg p "${1:-}" "$forge_printable_jq"' $p + printable'
+}
+
+# forge_message PREFIX TEXT: prints PREFIX and TEXT on stderr, TEXT shown by
+# the rule above, its lines kept, every one after the first indented (so no
+# line of it can look like one of forge's own). Plain text is printed as it
+# is, without starting jq; without jq, control characters become "?".
+forge_message() {
+	case $2 in
+	*[!"$forge_plain_chars"]*)
+		if command -v jq >/dev/null 2>&1; then
+			printf '%s' "$2" | jq -R -r -s --arg p "$1" \
+				"$forge_printable_jq"' $p + (split("\n") | map(printable) | join("\n    "))' >&2
+		else
+			printf '%s%s\n' "$1" "$(printf '%s' "$2" | LC_ALL=C tr '\000-\010\012-\037\177-\237' '?')" >&2
+		fi
+		;;
+	*) printf '%s%s\n' "$1" "$2" >&2 ;;
+	esac
 }
 
 # forge_use_color: true when stdout is a terminal and NO_COLOR is unset.

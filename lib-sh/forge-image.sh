@@ -265,7 +265,7 @@ forge_image_ticker_stop() {
 forge_image_fail() {
 	forge_image_ticker_stop
 	forge_error "$1; the last 20 lines of its output:"
-	tail -n 20 -- "$2" >&2 || :
+	tail -n 20 -- "$2" | forge_printable_lines '| ' >&2 || :
 	exit 1
 }
 

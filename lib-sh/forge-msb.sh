@@ -110,7 +110,7 @@ forge_msb_doctor_report() {
 		;;
 	unsupported)
 		forge_error "host unsupported: msb cannot run microVMs here (msb doctor exited $forge_msb_doctor_rc):"
-		printf '%s\n' "$forge_msb_doctor_said" | sed 's/^/    /' >&2
+		printf '%s\n' "$forge_msb_doctor_said" | forge_printable_lines '    ' >&2
 		forge_say "run 'msb doctor --fix' to apply the fixes msb supports, then try again"
 		;;
 	esac
@@ -200,7 +200,7 @@ forge_msb_rm() {
 	esac
 	forge_msb_status "$1"
 	[ -n "$forge_msb_status" ] || return 0
-	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" >&2
+	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" | forge_printable_lines >&2
 	forge_error "could not remove sandbox $1; its volumes are left alone"
 	return 1
 }
@@ -219,7 +219,7 @@ forge_msb_volume_rm() {
 			then (if any(.[0][]; .name? == $n) then "present" else "absent" end) else "bad" end' 2>/dev/null) ||
 		forge_msb_vol=bad
 	[ "$forge_msb_vol" != absent ] || return 0
-	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" >&2
+	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" | forge_printable_lines >&2
 	forge_error "could not remove volume $1"
 	return 1
 }

@@ -781,7 +781,7 @@ forge_sandbox_create() {
 		[ -z "$forge_sc_replace" ] || set -- "$@" --replace
 		forge_sc_status=0
 		forge_sc_err=$("$forge_msb" "$@" 2>&1 </dev/null >/dev/null) || forge_sc_status=$?
-		[ -z "$forge_sc_err" ] || printf '%s\n' "$forge_sc_err" >&2
+		[ -z "$forge_sc_err" ] || printf '%s\n' "$forge_sc_err" | forge_printable_lines >&2
 		[ "$forge_sc_status" -ne 0 ] || return 0
 		case $forge_sc_err in
 		*'already exists'*)

@@ -400,20 +400,28 @@ forge_status_stop() {
 forge_step_exec() {
 	forge_step_log=$1 forge_step_limit=$2
 	shift 2
+	forge_step_header "$forge_step_log"
 	forge_ms_now
 	forge_step_start=$forge_mono_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
-		forge_step_fifo=$forge_step_log.fifo
-		rm -f -- "$forge_step_fifo"
-		mkfifo -m 600 -- "$forge_step_fifo" || forge_die 73 "cannot create $forge_step_fifo"
-		# The FIFO goes away when tee is done: that is how forge_tee_finish
-		# tells a finished tee from one kept waiting by an escaped process.
+		forge_step_fifo=$forge_step_log.fifo forge_step_show=$forge_step_log.show
+		rm -f -- "$forge_step_fifo" "$forge_step_show"
+		mkfifo -m 600 -- "$forge_step_fifo" "$forge_step_show" ||
+			forge_die 73 "cannot create $forge_step_fifo"
+		# tee keeps the raw bytes in the log and passes them on to be shown
+		# (forge_printable_lines: the terminal never obeys them). The FIFO
+		# goes away when tee is done: that is how forge_tee_finish tells a
+		# finished tee from one kept waiting by an escaped process. Without
+		# tee, the one writer, the filter sees the end of its input.
 		(
-			tee -- "$forge_step_log" <"$forge_step_fifo" >&2 &
+			forge_printable_lines '| ' <"$forge_step_show" >&2 &
+			forge_tee_show=$!
+			tee -a -- "$forge_step_log" <"$forge_step_fifo" >"$forge_step_show" &
 			forge_tee=$!
 			trap 'kill "$forge_tee" 2>/dev/null' TERM
 			wait "$forge_tee" || wait "$forge_tee" || :
-			rm -f -- "$forge_step_fifo"
+			wait "$forge_tee_show" || :
+			rm -f -- "$forge_step_fifo" "$forge_step_show"
 		) 9>&- &
 		forge_tee_pid=$!
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
@@ -421,7 +429,7 @@ forge_step_exec() {
 	else
 		forge_status_start "${forge_step_status:-${forge_step_log##*/}}"
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
-			</dev/null >"$forge_step_log" 2>&1 9>&- &
+			</dev/null >>"$forge_step_log" 2>&1 9>&- &
 	fi
 	forge_step_pid=$!
 	# wait returns early when a trapped signal arrives; the step is done only
@@ -454,7 +462,18 @@ forge_step_exec() {
 	127) forge_step_reason='not found' ;;
 	*) forge_step_reason='exit' ;;
 	esac
+	forge_signal_untrapped "$forge_step_exit"
 	[ -z "${forge_signal:-}" ] || forge_step_reason=interrupted
+}
+
+# forge_step_header LOG: in a copy (--isolated), starts LOG with the one line
+# that names the copy's folder, so that a path of the copy in the output (a
+# stack trace) can be read back as a path of the repository; the step's
+# output is appended after it.
+forge_step_header() {
+	[ -n "${forge_copy_dir:-}" ] && [ "$forge_exec_dir" = "$forge_copy_dir" ] || return 0
+	printf 'forge-verify: the step runs in a copy of the repository: %s\n' "$forge_copy_dir" >>"$1" ||
+		forge_die 73 "cannot write $1"
 }
 
 # forge_tee_finish: waits for the -v stream of the step that just ended. Its
@@ -469,7 +488,7 @@ forge_tee_finish() {
 	done
 	[ ! -p "$forge_step_fifo" ] || kill "$forge_tee_pid" 2>/dev/null || :
 	wait "$forge_tee_pid" || :
-	rm -f -- "$forge_step_fifo"
+	rm -f -- "$forge_step_fifo" "$forge_step_show"
 }
 
 # forge_interrupt SIGNAL: for a trap on INT, TERM or HUP. Forwards SIGNAL to
@@ -484,6 +503,31 @@ forge_interrupt() {
 	fi
 }
 
+# forge_signal_untrapped STATUS: a signal that was ignored when forge-verify
+# started (a non-interactive shell starts its background jobs with INT
+# ignored) cannot be trapped by a shell, so forge_interrupt never hears of
+# it; forge-timeout catches it all the same and passes it to the step. When
+# the step then ends with STATUS 128+n of such a signal (HUP, INT, TERM),
+# the run was interrupted by it as surely as through the trap: sets
+# forge_signal, whatever dispositions forge-verify inherited (SPEC 3.1).
+forge_signal_untrapped() {
+	[ -z "${forge_signal:-}" ] || return 0
+	case $1 in
+	129) set -- HUP 1 ;;
+	130) set -- INT 2 ;;
+	143) set -- TERM 16384 ;;
+	*) return 0 ;;
+	esac
+	forge_sigign=
+	while IFS=' 	' read -r forge_sig_key forge_sig_value; do
+		[ "$forge_sig_key" != SigIgn: ] || forge_sigign=$forge_sig_value
+	done 2>/dev/null </proc/$$/status || :
+	case $forge_sigign in '' | *[!0-9a-fA-F]*) return 0 ;; esac
+	# The low 32 bits hold HUP, INT and TERM (the mask is 16 hex digits).
+	case $forge_sigign in ????????????????) forge_sigign=${forge_sigign#????????} ;; esac
+	[ $((0x$forge_sigign & $2)) -eq 0 ] || forge_signal=$1
+}
+
 # forge_exit_signal: exits 128+n when a signal was caught (forge_interrupt).
 forge_exit_signal() {
 	[ -n "${forge_signal:-}" ] || return 0
@@ -495,9 +539,9 @@ forge_exit_signal() {
 	esac
 }
 
-# forge_step_label NAME RUN: prints the start of a step's progress line,
-# control characters made spaces (forge_printable: RUN comes from a
-# configuration that may hold escape sequences).
+# forge_step_label NAME RUN: prints the start of a step's progress line, on
+# one line and shown, not obeyed (forge_printable: NAME and RUN come from a
+# configuration or a command line that may hold escape sequences).
 forge_step_label() {
 	forge_label="Verify: $1 ($2)"
 	# Plain text needs no jq (most labels); anything else goes through it.
@@ -538,8 +582,11 @@ forge_shell_quote() {
 # forge_step_report NAME RUN LOG: prints the step's progress line on stderr;
 # when it failed, the last 40 lines of its output (unless they were streamed
 # with -v) and the path of LOG, relative to the repository root. With -v the
-# step's line also went out before its output.
+# step's line also went out before its output. Output lines are shown after
+# "| " (forge_printable_lines), so none can pass for a line of forge's own.
 forge_step_report() {
+	# The files the failure names are evidence whatever is printed.
+	case $forge_step_reason in '' | interrupted) ;; *) forge_evidence_keep ;; esac
 	[ "${forge_quiet:-0}" = 1 ] && return 0
 	case $forge_step_reason in
 	'') forge_step_result=ok ;;
@@ -550,8 +597,131 @@ forge_step_report() {
 	printf '%s %s %s\n' "$(forge_step_label "$1" "$2")" "$forge_step_result" \
 		"$(forge_fmt_secs "$forge_step_ms")" >&2
 	case $forge_step_reason in '' | interrupted) return 0 ;; esac
-	[ "${forge_verbose:-0}" = 1 ] || tail -n 40 -- "$forge_step_log" >&2
+	[ "${forge_verbose:-0}" = 1 ] || forge_step_tail | forge_printable_lines '| ' >&2
+	[ -z "$forge_evidence_shown" ] || printf '%s' "$forge_evidence_shown" >&2
 	printf 'log: %s\n' "$3" >&2
+}
+
+# forge_step_tail: prints the last 40 lines of the step that just ran (its
+# log, forge_step_log, less forge_step_header's line).
+forge_step_tail() {
+	if [ -n "${forge_copy_dir:-}" ] && [ "$forge_exec_dir" = "$forge_copy_dir" ]; then
+		tail -n +2 -- "$forge_step_log" | tail -n 40
+	else
+		tail -n 40 -- "$forge_step_log"
+	fi
+}
+
+# forge_evidence_jq: from the lines of a step's output, every path that may
+# name a file of the copy, one a line, relative to its root: what follows
+# the copy's folder ($copy, $real: its physical path) up to a delimiter, and
+# each run of text between delimiters (spaces only inside it, six at most,
+# so names with spaces count) that holds a "/" or a "." and does not start
+# with "/".
+# A trailing "." (the end of a sentence) and a leading "./" go.
+# shellcheck disable=SC2016 # a jq program, not shell
+forge_evidence_jq='
+	def cuts: . as $s | [range(0; length) as $i | select(" \t\"'"'"'`()[]{}<>,;:=|" | index($s[$i:$i + 1]) != null) | $i];
+	def spans: . as $s | cuts as $c | ($c | length) as $n
+		| range(-1; $n) as $k | range($k + 1; [$k + 7, $n] | min + 1) as $m
+		| (if $k < 0 then 0 else $c[$k] + 1 end) as $from
+		| (if $m == $n then ($s | length) else $c[$m] end) as $to
+		| select($to > $from and $to - $from <= 1024) | $s[$from:$to];
+	def firsts: . as $s | cuts as $c | ($c[:7] + [$s | length])[] | $s[:.];
+	def tidy: ltrimstr("./") | (., rtrimstr("."));
+	[ split("\n")[] as $l
+	  | ( ([$copy, $real] | unique[] | . + "/") as $p
+	      | $l | split($p)[1:][] | firsts | tidy ),
+	    ( $l | spans | select(test("^/|[\t\"'"'"'`()\\[\\]{}<>,;:=|]") | not) | select(test("[/.]")) | tidy ) ]
+	| unique[] | select(length > 0 and (test("[\u0000-\u001f\u007f]") | not))'
+
+# forge_evidence_keep: keeps in the run's evidence folder, as
+# .forge/runs/<id>/files/<path>, each file of the folder the step ran in
+# (the copy, or the repository in a plain run, where a later run may
+# overwrite it) that the last 40 lines of the step's output name (SPEC 3.2):
+# only regular files, never through a symbolic link (in that folder or in
+# .forge), nothing of .git or .forge, 10 MB in all. Sets
+# forge_evidence_shown to the lines that say what was kept (empty with -q).
+forge_evidence_keep() {
+	forge_evidence_shown=
+	forge_ev_dir=$forge_exec_dir
+	forge_ev_real=$(cd -P -- "$forge_ev_dir" 2>/dev/null && pwd -P) || return 0
+	forge_ev_left=10485760 forge_ev_seen='
+'
+	forge_list=$(forge_step_tail | jq -R -r -s --arg copy "$forge_ev_dir" --arg real "$forge_ev_real" \
+		"$forge_evidence_jq" 2>/dev/null) || return 0
+	while forge_list_next; do
+		forge_ev_path=$forge_item
+		case $forge_ev_seen in *"
+$forge_ev_path
+"*) continue ;; esac
+		forge_ev_seen=$forge_ev_seen$forge_ev_path'
+'
+		case /$forge_ev_path/ in
+		*//* | */./* | */../* | /.git/* | /.forge/*) continue ;;
+		esac
+		forge_evidence_file "$forge_ev_path" || continue
+		[ "${forge_quiet:-0}" = 1 ] && continue
+		if [ "$forge_ev_dir" != "${forge_copy_dir:-}" ]; then
+			forge_ev_line=$(printf 'kept: %s as .forge/runs/%s/files/%s' "$forge_ev_path" "$forge_run_id" "$forge_ev_path" | forge_printable)
+		else
+			forge_ev_line=$(printf 'kept: %s (in the copy: %s/%s) as .forge/runs/%s/files/%s' "$forge_ev_path" \
+				"$forge_ev_dir" "$forge_ev_path" "$forge_run_id" "$forge_ev_path" | forge_printable)
+		fi
+		forge_evidence_shown="$forge_evidence_shown$forge_ev_line
+"
+	done
+}
+
+# forge_evidence_file PATH: copies forge_ev_dir/PATH to the run's evidence
+# folder when it is a regular file reached through real folders only and
+# fits in forge_ev_left (which it then lessens). Returns 1 otherwise.
+forge_evidence_file() {
+	forge_ev_parent=${1%/*} forge_ev_base=${1##*/}
+	[ "$forge_ev_parent" != "$1" ] || forge_ev_parent=
+	forge_ev_dest=$forge_run_dir/files/$1
+	# Most candidates name nothing: told apart without a process.
+	[ -f "$forge_ev_real/$1" ] || return 1
+	forge_state_path "$forge_ev_dest" file || return 1
+	# The file, checked from inside its folder once the shell stands in it
+	# (its physical path checked: no folder on the way was a link), and its
+	# size by find (which opens nothing).
+	(
+		cd -P -- "$forge_ev_real${forge_ev_parent:+/$forge_ev_parent}" 2>/dev/null || exit 1
+		[ "$(pwd -P)" = "$forge_ev_real${forge_ev_parent:+/$forge_ev_parent}" ] || exit 1
+		[ -f "./$forge_ev_base" ] && [ ! -L "./$forge_ev_base" ] || exit 1
+		[ -n "$(find "./$forge_ev_base" -prune -type f -size -"$((forge_ev_left + 1))"c)" ]
+	) || return 1
+	# The folders on the way, made one by one, each checked.
+	forge_ev_at=$forge_run_dir/files forge_ev_rest=$forge_ev_parent
+	while :; do
+		forge_state_path "$forge_ev_at" dir || return 1
+		[ -d "$forge_ev_at" ] || mkdir -m 700 -- "$forge_ev_at" 2>/dev/null || return 1
+		[ -n "$forge_ev_rest" ] || break
+		forge_ev_at=$forge_ev_at/${forge_ev_rest%%/*}
+		case $forge_ev_rest in */*) forge_ev_rest=${forge_ev_rest#*/} ;; *) forge_ev_rest= ;; esac
+	done
+	[ ! -e "$forge_ev_dest" ] && [ ! -L "$forge_ev_dest" ] || return 1
+	# cp -P copies a link as a link (checked below, then removed); bounded,
+	# since a FIFO put in the file's place meanwhile would block it.
+	forge_helper_path forge-timeout
+	(
+		cd -P -- "$forge_ev_real${forge_ev_parent:+/$forge_ev_parent}" 2>/dev/null || exit 1
+		umask 077
+		exec "$forge_helper" -k 1 10 cp -P -- "./$forge_ev_base" "$forge_ev_dest"
+	) </dev/null >/dev/null 2>&1 || { rm -f -- "$forge_ev_dest"; return 1; }
+	if [ -L "$forge_ev_dest" ] || [ ! -f "$forge_ev_dest" ]; then
+		rm -f -- "$forge_ev_dest"
+		return 1
+	fi
+	forge_ev_size=$(wc -c <"$forge_ev_dest") || forge_ev_size=$forge_ev_left
+	forge_ev_size=${forge_ev_size##*[!0-9]}
+	if [ "$forge_ev_size" -gt "$forge_ev_left" ]; then
+		rm -f -- "$forge_ev_dest"
+		return 1
+	fi
+	chmod 600 -- "$forge_ev_dest" 2>/dev/null || :
+	forge_ev_left=$((forge_ev_left - forge_ev_size))
 }
 
 # forge_verify_step N FILE NAME RUN TIMEOUT COMMAND [ARG...]: runs step N
@@ -770,7 +940,7 @@ forge_verdict_print() {
 # forge_report_human RECORD: renders a verify record (JSON) for people.
 forge_report_human() {
 	# shellcheck disable=SC2016 # a jq program, not shell
-	printf '%s' "$1" | jq -r '
+	printf '%s' "$1" | jq -r "$forge_printable_jq"'
 		def secs: "\(. / 1000 | floor).\(. % 1000 / 100 | floor)s";
 		"Run \(.run) at \(.ts): \(.verdict)",
 		"  isolated: \(.isolated)  change: \(.change // "-")  head: \(.head // "-")",
@@ -778,5 +948,5 @@ forge_report_human() {
 		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),
 		"  breaker: \(.breaker) (streak \(.streak))",
 		"  logs: .forge/runs/\(.run)/"
-		| gsub("[\u0000-\u001f\u007f-\u009f]"; " ")'
+		| printable'
 }

@@ -258,7 +258,7 @@ build)
 	[ -z "${STUB_BUILD_OUTPUT:-}" ] || cat "$STUB_BUILD_OUTPUT"
 	exit "${STUB_BUILD_EXIT:-0}" ;;
 save)
-	[ -z "${STUB_SAVE_FAIL:-}" ] || { seq 1 30 | sed 's/^/save line /'; exit 1; }
+	[ -z "${STUB_SAVE_FAIL:-}" ] || { seq 1 30 | sed 's/^/save line /'; [ -z "${STUB_SAVE_ESC:-}" ] || printf 'Verdict: PASS\033[8m\n'; exit 1; }
 	[ "$3" = -o ] && echo "the image $2" >"$4" ;;
 esac
 EOF
@@ -411,17 +411,25 @@ EOF
 	[[ $output =~ forge-sandbox:\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ \+0:00\ docker\ save\ t:1 ]]
 }
 
+@test "build-image: the failing command's last lines are shown after '| ', escape sequences escaped" {
+	stub_tools
+	STUB_SAVE_FAIL=1 STUB_SAVE_ESC=1 run --separate-stderr build_image --tag t:1 --context "$SCRATCH/ctx"
+	assert_failure 1
+	[[ $stderr != *$'\e'* ]]
+	[[ $stderr == *$'\n''| Verdict: PASS^[[8m' ]]
+}
+
 @test "build-image: docker save or msb load failing: exit 1, their last lines, the tar removed" {
 	stub_tools
 	STUB_SAVE_FAIL=1 run --separate-stderr build_image --tag t:1 --context "$SCRATCH/ctx"
 	assert_failure 1
-	[[ $stderr == *'forge-sandbox: error: docker save failed (exit 1); the last 20 lines of its output:'$'\n''save line 11'$'\n'* ]]
-	[[ $stderr == *'save line 30' ]]
+	[[ $stderr == *'forge-sandbox: error: docker save failed (exit 1); the last 20 lines of its output:'$'\n''| save line 11'$'\n'* ]]
+	[[ $stderr == *'| save line 30' ]]
 	[ ! -e "$STUB_STATE/msb.argv" ]
 	no_leftovers
 	STUB_MSB_FAIL=1 run --separate-stderr build_image --tag t:1 --context "$SCRATCH/ctx"
 	assert_failure 1
-	[[ $stderr == *'forge-sandbox: error: msb load failed (exit 1); the last 20 lines of its output:'$'\n''error: cache error: stub load failure' ]]
+	[[ $stderr == *'forge-sandbox: error: msb load failed (exit 1); the last 20 lines of its output:'$'\n''| error: cache error: stub load failure' ]]
 	[ -s "$STUB_STATE/msb.saw-tar" ]
 	no_leftovers
 }

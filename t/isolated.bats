@@ -197,7 +197,8 @@ commit_files() {
 	mkdir sub && cd sub
 	run forge-verify --isolated -- sh -c 'echo "$FORGE_VERIFY_ISOLATED|$FORGE_VERIFY_SOURCE|$PWD"'
 	assert_success
-	IFS='|' read -r iso src wd <"$REPO"/.forge/runs/*/1-command.log
+	# The log's first line names the copy; the step's output follows.
+	IFS='|' read -r iso src wd < <(tail -n +2 "$REPO"/.forge/runs/*/1-command.log)
 	[ "$iso" = 1 ]
 	[ "$src" = "$REPO" ]
 	case $wd in "$TMPDIR"/forge-verify.??????/repo-??????) ;; *) false ;; esac
@@ -239,6 +240,67 @@ commit_files() {
 	assert_output --partial 'needs a commit'
 	[ ! -e ran ]
 	assert_no_leftovers
+}
+
+@test "no commit yet, or not a repository: no isolated banner before the refusal, cold or warm" {
+	cd "$SCRATCH" && git init -q empty && cd empty
+	for mode in '' --warm; do
+		# shellcheck disable=SC2086 # no option or one
+		run --separate-stderr forge-verify --isolated $mode -- true
+		assert_failure 69
+		[[ $stderr == *'needs a commit'* ]]
+		[[ $stderr != *'isolated: running'* ]]
+	done
+	mkdir "$SCRATCH/plain" && cd "$SCRATCH/plain"
+	run --separate-stderr forge-verify --isolated --warm -- true
+	assert_failure 69
+	[[ $stderr != *'isolated: running'* ]]
+}
+
+@test "the banner: an ephemeral copy when cold, a pooled copy with --warm or verify.isolated.warm" {
+	commit_files
+	run --separate-stderr forge-verify --isolated -- true
+	assert_success
+	[ "${stderr_lines[0]}" = 'isolated: running verification in an ephemeral copy (working tree untouched)' ]
+	run --separate-stderr forge-verify --isolated --warm -- true
+	assert_success
+	[ "${stderr_lines[0]}" = 'isolated: running verification in a pooled copy (working tree untouched)' ]
+	echo '{"verify": {"isolated": {"warm": true}}}' >forge.json
+	run --separate-stderr forge-verify --isolated -- true
+	assert_success
+	[ "${stderr_lines[0]}" = 'isolated: running verification in a pooled copy (working tree untouched)' ]
+	run --separate-stderr forge-verify -q --isolated --warm -- true
+	assert_success
+	[ -z "$stderr" ]
+}
+
+@test "--prune --dry-run shows each warm slot of the pool with its size in human units and removes nothing" {
+	commit_files
+	head -c 3145728 /dev/zero >big.bin
+	run forge-verify --isolated --warm -- true
+	assert_success
+	mine=$(pool)
+	before=$(find "$mine" | sort | sha256sum)
+	run forge-verify --prune --dry-run
+	assert_success
+	assert_output --regexp "would free $mine/1 \(3\.[0-9] MiB\)"
+	assert_output --regexp "would free $mine/1.state \([0-9]+ KiB\)"
+	assert_output --regexp 'would free 3\.[0-9] MiB in total'
+	refute_output --partial 'freed'
+	[ "$(find "$mine" | sort | sha256sum)" = "$before" ]
+	run forge-verify --isolated --warm -- true
+	assert_success
+	run forge-verify --prune
+	assert_success
+	assert_output --regexp "freed $mine/1 \(3\.[0-9] MiB\)"
+	[ ! -e "$mine" ]
+}
+
+@test "--dry-run without --prune is a usage error" {
+	run forge-verify --dry-run -- true
+	assert_failure 64
+	run forge-verify --report --dry-run
+	assert_failure 64
 }
 
 @test "a patch that does not apply: exit 74 with git's reason, no step ran, ERROR recorded" {
@@ -683,7 +745,85 @@ hook_state() {
 		assert_success
 	done
 	for log in .forge/runs/*/1-command.log; do
-		[ "$(cat "$log")" = "$(printf 'committed-content\nuncommitted\ngit-lfs filter-process')" ]
+		[ "$(tail -n +2 "$log")" = "$(printf 'committed-content\nuncommitted\ngit-lfs filter-process')" ]
 	done
 	[ "$(git_state)" = "$before" ]
+}
+
+# --- evidence that outlives the copy (SPEC 3.2) ----------------------------
+
+# kept_dir: the evidence folder of the last run.
+kept_dir() { printf '%s\n' "$REPO/.forge/runs/$(grep -F '"event":"verify"' "$REPO/.forge/timeline.jsonl" | tail -n 1 | jq -r .run)/files"; }
+
+@test "automake's 'See tests/test-suite.log': the file the copy made is kept and its repository path shown" {
+	mkdir -p tests && echo keep >tests/.gitkeep && git add tests && git commit -q -m tests
+	run --separate-stderr forge-verify --isolated -- sh -c 'printf "FAIL: t1\n# FAIL:  1\n" >tests/test-suite.log; echo "FAIL: t1"; echo "See tests/test-suite.log."; exit 1'
+	assert_failure 1
+	assert_no_leftovers
+	[ "$(cat "$(kept_dir)/tests/test-suite.log")" = "$(printf 'FAIL: t1\n# FAIL:  1')" ]
+	[[ $stderr == *'kept: tests/test-suite.log (in the copy: '*'/tests/test-suite.log) as .forge/runs/'*'/files/tests/test-suite.log'* ]]
+	[ "$(stat -c %a "$(kept_dir)/tests/test-suite.log")" = 600 ]
+	[ "$(stat -c %a "$(kept_dir)/tests")" = 700 ]
+	[ ! -e tests/test-suite.log ]
+}
+
+@test "a path under the copy's absolute folder (a stack trace) is mapped to the repository and kept; the log names the copy once" {
+	mv "$REPO" "$SCRATCH/-my repo" && REPO=$SCRATCH/-my\ repo && cd "$REPO"
+	mkdir src && echo 'throw 1' >src/app.js && git add src && git commit -q -m src
+	run --separate-stderr forge-verify --isolated -- sh -c 'echo gen >src/gen.js; echo "Error: x"; echo "    at f ($PWD/src/gen.js:3:14)"; echo "    at g ($(pwd -P)/src/app.js:1:1)"; exit 1'
+	assert_failure 1
+	[ "$(cat "$(kept_dir)/src/gen.js")" = gen ]
+	[ "$(cat "$(kept_dir)/src/app.js")" = 'throw 1' ]
+	log=$(ls "$REPO"/.forge/runs/*/1-command.log)
+	header=$(head -n 1 "$log")
+	copy=${header#forge-verify: the step runs in a copy of the repository: }
+	[[ $copy == "$TMPDIR"/forge-verify.*/-my\ repo-* ]]
+	# Once in the header, then in the step's two lines.
+	[ "$(grep -cF -- "$copy" "$log")" = 3 ]
+	[[ $stderr == *"kept: src/gen.js (in the copy: $copy/src/gen.js) as .forge/runs/"*/files/src/gen.js* ]]
+	# The header is not shown as step output.
+	[[ $stderr != *'| forge-verify: the step runs'* ]]
+}
+
+@test "a symlink, a FIFO or a folder named in the output is never kept nor followed, in the copy or on the way" {
+	echo canary-8c1f >"$SCRATCH/secret"
+	mkdir "$SCRATCH/outside" && echo canary-8c1f >"$SCRATCH/outside/f.log"
+	run --separate-stderr forge-verify --isolated -- sh -c 'ln -s "$1/secret" s.log; ln -s "$1/outside" d; mkfifo p.log; mkdir dir.log; echo "See s.log d/f.log p.log dir.log"; exit 1' sh "$SCRATCH"
+	assert_failure 1
+	[ ! -e "$(kept_dir)" ]
+	run ! grep -rq canary-8c1f "$REPO/.forge"
+	[[ $stderr != *kept:* ]]
+}
+
+@test "kept files are bounded: 10 MB in all, a file over what is left is not kept" {
+	run --separate-stderr forge-verify --isolated -- sh -c 'head -c 6000000 /dev/zero >a.log; head -c 6000000 /dev/zero >b.log; head -c 11000000 /dev/zero >c.log; echo small >d.log; echo "See a.log b.log c.log d.log"; exit 1'
+	assert_failure 1
+	[ -f "$(kept_dir)/a.log" ]
+	[ ! -e "$(kept_dir)/b.log" ]
+	[ ! -e "$(kept_dir)/c.log" ]
+	[ -f "$(kept_dir)/d.log" ]
+	[ "$(du -sb "$(kept_dir)" | cut -f1)" -le 10485760 ]
+}
+
+@test "kept files with spaces, leading dashes and quotes in their names; a name with a newline breaks nothing" {
+	run --separate-stderr forge-verify --isolated -- sh -c 'mkdir -p "t d"; echo one >"t d/-a b.log"; echo two >"-x.log"; printf "x\n" >"$(printf "n\nl.log")"; echo "See \"t d/-a b.log\" and -x.log"; printf "See n\nl.log\n"; exit 1'
+	assert_failure 1
+	[ "$(cat "$(kept_dir)/t d/-a b.log")" = one ]
+	[ "$(cat "$(kept_dir)/-x.log")" = two ]
+	[[ $stderr == *'kept: t d/-a b.log (in the copy: '* ]]
+	[ "$(find "$(kept_dir)" -type f | wc -l)" = 2 ]
+}
+
+@test "a plain run keeps the named file too: a later run cannot overwrite the evidence; .git and .forge are never kept" {
+	run --separate-stderr forge-verify -- sh -c 'echo first >out.log; echo "See out.log .git/config .forge/breaker"; exit 1'
+	assert_failure 1
+	first=$(kept_dir)
+	[[ $stderr == *"kept: out.log as .forge/runs/"*/files/out.log* ]]
+	run --separate-stderr forge-verify -- sh -c 'echo second >out.log; exit 1'
+	[ "$(cat "$first/out.log")" = first ]
+	[ "$(find "$first" -type f | wc -l)" = 1 ]
+	# With -q nothing is printed, but the evidence is kept all the same.
+	run --separate-stderr forge-verify -q -- sh -c 'echo third >out.log; echo "See out.log"; exit 1'
+	[ -z "$stderr" ]
+	[ "$(cat "$(kept_dir)/out.log")" = third ]
 }

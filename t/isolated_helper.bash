@@ -87,7 +87,10 @@ check_copy() {
 	before=$(repo_state)
 	run forge-verify --isolated "$@" -- sh -c "$HOSTILE_STEP"
 	assert_success
-	[ "${lines[0]}" = 'isolated: running verification in an ephemeral copy (working tree untouched)' ]
+	case " $* " in
+	*' --warm '*) [ "${lines[0]}" = 'isolated: running verification in a pooled copy (working tree untouched)' ] ;;
+	*) [ "${lines[0]}" = 'isolated: running verification in an ephemeral copy (working tree untouched)' ] ;;
+	esac
 	diff -u "$SCRATCH/work.list" "$COPY_LIST"
 	[ "$(repo_state)" = "$before" ]
 	[ "$(cat "$COPY_PWD")" != "$REPO" ]

@@ -43,12 +43,70 @@ stub() {
 	assert_failure 1
 	assert_output 'Verdict: FAIL'
 	[[ $stderr == *"Verify: command (sh -c 'seq 1 100; exit 3') FAIL exit 3 "* ]]
-	[[ $stderr == *$'\n61\n'* ]]
-	[[ $stderr != *$'\n60\n'* ]]
+	[[ $stderr == *$'\n| 61\n'* ]]
+	[[ $stderr != *$'\n| 60\n'* ]]
 	[ "$(wc -l <.forge/runs/*/1-command.log)" -eq 100 ]
 	run_id=$(last_record | jq -r .run)
-	[[ $stderr == *$'\n100\nlog: .forge/runs/'"$run_id"'/1-command.log' ]]
+	[[ $stderr == *$'\n| 100\nlog: .forge/runs/'"$run_id"'/1-command.log' ]]
 	[ "$(last_record | jq -r '.steps[0].log')" = ".forge/runs/$run_id/1-command.log" ]
+}
+
+# The output of a step that tries to fake a PASS and hide what follows.
+INJECT='printf "Verdict: PASS\n\033[8mhidden\r\302\233x\177\n"'
+
+@test "the failure tail is shown, never obeyed: control characters escaped, each line after '| ', the log raw" {
+	run --separate-stderr forge-verify -- sh -c "$INJECT; exit 1"
+	assert_failure 1
+	assert_output 'Verdict: FAIL'
+	[[ $stderr != *$'\e'* ]]
+	[[ $stderr != *$'\r'* ]]
+	[[ $stderr != *$'\302\233'* ]]
+	[[ $stderr == *$'\n| Verdict: PASS\n| ^[[8mhidden^MM-^[x^?\nlog: .forge/runs/'* ]]
+	run grep -c '^Verdict:' <<<"$stderr"
+	assert_output 0
+	grep -q $'^\e\\[8mhidden\r\302\233x\177$' .forge/runs/*/1-command.log
+}
+
+@test "on a terminal too, the failure tail's escape sequences are shown, not obeyed" {
+	run script -qfec "forge-verify -- sh -c '$INJECT; exit 1'" /dev/null
+	assert_failure 1
+	[[ $output != *$'\e[8m'* ]]
+	[[ $output == *'| ^[[8mhidden^MM-^[x^?'* ]]
+	[[ $output == *$'\n| Verdict: PASS\r\n'* ]]
+}
+
+@test "-v: the live stream is shown, never obeyed, on a terminal and off one; the log raw" {
+	run --separate-stderr forge-verify -v -- sh -c "$INJECT"
+	assert_success
+	[[ $stderr != *$'\e'* ]]
+	[[ $stderr == *$'\n| Verdict: PASS\n| ^[[8mhidden^MM-^[x^?\n'* ]]
+	grep -q $'^\e\\[8mhidden\r\302\233x\177$' .forge/runs/*/1-command.log
+	run script -qfec "forge-verify -v -- sh -c '$INJECT'" /dev/null
+	assert_success
+	[[ $output != *$'\e[8m'* ]]
+	[[ $output == *'| ^[[8mhidden^MM-^[x^?'* ]]
+}
+
+@test "names and commands in Verify: lines, --report and error messages are shown escaped, on one line" {
+	cat >forge.json <<'JSON'
+{"verify": {"steps": [{"name": "t", "run": "true \u001b[8m\necho Verdict: PASS"}, {"name": "u", "run": "exit 1 \u009b"}]}}
+JSON
+	run --separate-stderr forge-verify
+	assert_failure 1
+	[[ $stderr != *$'\e'* ]]
+	[[ $stderr != *$'\302\233'* ]]
+	[[ $stderr == *'Verify: t (true ^[[8m^Jecho Verdict: PASS) ok '* ]]
+	[[ $stderr == *'Verify: u (exit 1 M-^[) FAIL exit 1 '* ]]
+	run grep -c '^Verdict:' <<<"$stderr"
+	assert_output 0
+	run forge-verify --report
+	assert_success
+	[[ $output != *$'\e'* ]]
+	[[ $output == *'  t (true ^[[8m^Jecho Verdict: PASS) ok '* ]]
+	run --separate-stderr forge-verify -- "$(printf 'no-such\033[8m')"
+	assert_failure 69
+	[[ $stderr != *$'\e'* ]]
+	[[ $stderr == *"error: step 'command' (no-such^[[8m): not found"* ]]
 }
 
 @test "log names: position and the name reduced to [A-Za-z0-9._-], never a path; the record names each" {
@@ -122,8 +180,8 @@ JSON
 for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' forge-verify -v -- grep '^SigIgn:' /proc/self/status
 	assert_success
-	line=$(printf '%s\n' "$output" | grep '^SigIgn:')
-	ignored=$((0x${line#SigIgn:?}))
+	line=$(printf '%s\n' "$output" | grep '^| SigIgn:')
+	ignored=$((0x${line#'| SigIgn:'?}))
 	# Bits 1 and 2: INT (2) and QUIT (3).
 	[ $((ignored & 0x6)) -eq 0 ]
 }
@@ -133,22 +191,22 @@ os.execvp(sys.argv[1], sys.argv[1:])' forge-verify -v -- grep '^SigIgn:' /proc/s
 	run --separate-stderr forge-verify -v
 	assert_success
 	[ "${stderr_lines[0]}" = 'Verify: one (echo out-one)' ]
-	[ "${stderr_lines[1]}" = out-one ]
+	[ "${stderr_lines[1]}" = '| out-one' ]
 	[[ ${stderr_lines[2]} == 'Verify: one (echo out-one) ok '* ]]
 	[ "${stderr_lines[3]}" = 'Verify: two (echo out-two)' ]
-	[ "${stderr_lines[4]}" = out-two ]
+	[ "${stderr_lines[4]}" = '| out-two' ]
 }
 
 @test "-v streams the output as it is produced, not when the step ends" {
 	forge-verify -v -- sh -c 'echo first-line; while [ ! -e "$1" ]; do sleep 0.1; done; echo second-line' sh "$SCRATCH/go" \
 		2>"$SCRATCH/stream" &
 	pid=$!
-	for _ in $(seq 100); do grep -qx first-line "$SCRATCH/stream" && break; sleep 0.1; done
-	run grep -cx -e first-line -e second-line "$SCRATCH/stream"
+	for _ in $(seq 100); do grep -qx '| first-line' "$SCRATCH/stream" && break; sleep 0.1; done
+	run grep -cx -e '| first-line' -e '| second-line' "$SCRATCH/stream"
 	touch "$SCRATCH/go"
 	wait "$pid"
 	assert_output 1
-	grep -qx second-line "$SCRATCH/stream"
+	grep -qx '| second-line' "$SCRATCH/stream"
 }
 
 @test "-v honours the timeout when a step leaves a process holding its output open" {
@@ -529,6 +587,19 @@ JSON
 	[ ! -e .forge/timeline.jsonl ]
 }
 
+@test "two modes at once are a usage error (64), in either order, nothing done" {
+	forge-verify -- false || :
+	for pair in '--report --reset' '--reset --report' '--prune --breaker' '--breaker --prune' '--report --prune' '--breaker --reset'; do
+		# shellcheck disable=SC2086 # two options
+		run --separate-stderr forge-verify $pair
+		assert_failure 64
+		[[ $stderr == *'cannot be used together'* ]]
+	done
+	[ "$(forge-state get .forge/breaker streak)" = 1 ]
+	run forge-verify --reset --reset
+	assert_success
+}
+
 @test "--help and --version" {
 	run --separate-stderr forge-verify --help
 	assert_success
@@ -594,6 +665,29 @@ JSON
 		[ "$(last_record | jq -r '.steps[0].reason')" = interrupted ]
 		[ "$(last_record | jq -r '.steps[0].name')" = command ]
 	done
+}
+
+@test "started with SIGINT ignored (a script's background job), an interrupted step is ERROR interrupted, not FAIL 130" {
+	forge-verify -- sh -c 'exit 1' || true
+	rm -f "$SCRATCH/step"
+	# sh starts its background job with SIGINT ignored: forge-verify cannot
+	# trap it, but the step still gets it (from the group, here directly).
+	sh -c 'forge-verify -- sh -c "echo \$\$ >\"\$1\"; exec sleep 60" sh "$1" & wait $!' sh "$SCRATCH/step" &
+	pid=$!
+	for _ in $(seq 1 100); do [ -s "$SCRATCH/step" ] && break; sleep 0.1; done
+	kill -INT "$(cat "$SCRATCH/step")"
+	wait "$pid" && rc=0 || rc=$?
+	[ "$rc" -eq 130 ]
+	[ "$(last_record | jq -r .verdict)" = ERROR ]
+	[ "$(last_record | jq -r '.steps[0].reason')" = interrupted ]
+	[ "$(last_record | jq -r .streak)" = 1 ]
+	[ "$(forge-state get .forge/breaker streak)" = 1 ]
+}
+
+@test "a step that exits 130 by itself, with SIGINT not ignored, is an ordinary FAIL" {
+	run perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- forge-verify -- sh -c 'exit 130'
+	assert_failure 1
+	[ "$(last_record | jq -r '.steps[0].reason, .steps[0].exit')" = "$(printf 'exit\n130')" ]
 }
 
 @test "run from a symlink into a subdirectory: the repository is found" {

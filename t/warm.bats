@@ -368,7 +368,7 @@ exit 0'
 	assert_output --partial "freed $gone_pool ("
 	assert_output --partial "freed $TMPDIR/forge-verify.0dead0 ("
 	assert_output --partial "freed $REPO/.git/forge/pool ("
-	assert_output --regexp 'freed [0-9]+ KiB in total'
+	assert_output --regexp 'freed [0-9.]+ [KMG]iB in total'
 	[ ! -e "$mine" ]
 	[ ! -e "$gone_pool" ]
 	[ ! -e "$TMPDIR/forge-verify.0dead0" ]
