@@ -9,10 +9,16 @@
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# The probes, "NAME:CLASS", in the order they are reported. The fast ones
-# (filesystem, network, seccomp) are what up runs.
-forge_check_fast='canary:filesystem forge-dir:filesystem loopback:network non-public:network outside-allow-list:network unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
-forge_check_all='canary:filesystem forge-dir:filesystem hooks:git config:git commondir:git alternates:git proc-sys:kernel loopback:network non-public:network outside-allow-list:network secret:secrets tty:process unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
+# forge_check_probes fast|all: sets forge_ck_want to the probes, "NAME:CLASS",
+# in the order they are reported. The fast ones (filesystem, network,
+# seccomp) are what up runs.
+forge_check_probes() {
+	if [ "$1" = fast ]; then
+		forge_ck_want='canary:filesystem forge-dir:filesystem loopback:network non-public:network outside-allow-list:network unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
+	else
+		forge_ck_want='canary:filesystem forge-dir:filesystem hooks:git config:git commondir:git alternates:git proc-sys:kernel loopback:network non-public:network outside-allow-list:network secret:secrets tty:process unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
+	fi
+}
 
 # forge_check_find ROOT NAME: sets forge_check_backend to the backend of the
 # running sandbox NAME of the worktree ROOT: bwrap when its namespace sandbox
@@ -188,7 +194,7 @@ forge_check_run() {
 	if [ "$forge_ck_backend" = msb ] && read -r forge_ck_boot </proc/sys/kernel/random/boot_id; then
 		printf 'kernel\tboot_id\t%s\n' "$forge_ck_boot" >>"$forge_ck_work/overrides"
 	fi
-	if [ "$forge_ck_mode" = fast ]; then forge_ck_want=$forge_check_fast; else forge_ck_want=$forge_check_all; fi
+	forge_check_probes "$forge_ck_mode"
 	forge_check_verdicts "$forge_ck_want" "$forge_ck_work/overrides" "$forge_ck_work/out"
 }
 

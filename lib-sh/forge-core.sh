@@ -143,9 +143,13 @@ forge_fmt_secs() {
 # ESC as ^[, CR as ^M, DEL as ^?, CSI (U+009B) as M-^[. Bytes that are not
 # UTF-8 become U+FFFD. Logs keep the raw bytes; only what is printed changes.
 
-# forge_printable_jq: the jq definition of that rule, `printable` (a string
-# to a string), for the jq programs that print such text themselves.
-forge_printable_jq='def printable:
+# forge_printable_def: sets forge_printable_jq to the jq definition of that
+# rule, `printable` (a string to a string), for the jq programs that print
+# such text themselves, and forge_plain_chars to the characters a message
+# may hold and be printed as it is (printable ASCII and tab): anything else
+# goes through jq. (A function: sourcing the library sets no variable.)
+forge_printable_def() {
+	forge_printable_jq='def printable:
 	if test("[\u0000-\u0008\u000a-\u001f\u007f-\u009f]") then
 		[explode[] | if . == 9 then "\t"
 			elif . < 32 then "^" + ([. + 64] | implode)
@@ -153,15 +157,14 @@ forge_printable_jq='def printable:
 			elif . >= 128 and . < 160 then "M-^" + ([. - 64] | implode)
 			else [.] | implode end] | add
 	else . end;'
-
-# The characters a message may hold and be printed as it is (printable
-# ASCII and tab): anything else goes through jq.
-forge_plain_chars=' !"#$%&'"'"'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrstuvwxyz{|}~	'
+	forge_plain_chars=' !"#$%&'"'"'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrstuvwxyz{|}~	'
+}
 
 # forge_printable: copies standard input to standard output as one line:
 # the rule above, newlines included (a name or command spread over lines
 # could print a line of forge's own, "Verdict: PASS"). Ends with a newline.
 forge_printable() {
+	forge_printable_def
 	jq -R -r -s "$forge_printable_jq"' printable'
 }
 
@@ -169,6 +172,7 @@ forge_printable() {
 # line by line as it comes (for a stream), each line after PREFIX and shown
 # by the rule above. A last line without its newline gets one.
 forge_printable_lines() {
+	forge_printable_def
 	jq -R -r --unbuffered --arg p "${1:-}" "$forge_printable_jq"' $p + printable'
 }
 
@@ -177,6 +181,7 @@ forge_printable_lines() {
 # line of it can look like one of forge's own). Plain text is printed as it
 # is, without starting jq; without jq, control characters become "?".
 forge_message() {
+	forge_printable_def
 	case $2 in
 	*[!"$forge_plain_chars"]*)
 		if command -v jq >/dev/null 2>&1; then

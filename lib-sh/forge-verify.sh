@@ -3,11 +3,6 @@
 # the verdict. Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# What the detected steps test (SPEC 3.1, the record's "tested"): true or
-# false for detected steps, null for steps from the command line or config.
-# Set here, not taken from the environment.
-forge_steps_tested=null
-
 # forge_makefile_has_target FILE TARGET: true when FILE defines TARGET as a
 # rule target (also among several targets, or as a double-colon rule), not
 # as a variable (TARGET := ...).
@@ -612,15 +607,16 @@ forge_step_tail() {
 	fi
 }
 
-# forge_evidence_jq: from the lines of a step's output, every path that may
+# forge_evidence_def: sets forge_evidence_jq to a jq program: from the lines of a step's output, every path that may
 # name a file of the copy, one a line, relative to its root: what follows
 # the copy's folder ($copy, $real: its physical path) up to a delimiter, and
 # each run of text between delimiters (spaces only inside it, six at most,
 # so names with spaces count) that holds a "/" or a "." and does not start
 # with "/".
 # A trailing "." (the end of a sentence) and a leading "./" go.
-# shellcheck disable=SC2016 # a jq program, not shell
-forge_evidence_jq='
+forge_evidence_def() {
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_evidence_jq='
 	def cuts: . as $s | [range(0; length) as $i | select(" \t\"'"'"'`()[]{}<>,;:=|" | index($s[$i:$i + 1]) != null) | $i];
 	def spans: . as $s | cuts as $c | ($c | length) as $n
 		| range(-1; $n) as $k | range($k + 1; [$k + 7, $n] | min + 1) as $m
@@ -634,6 +630,7 @@ forge_evidence_jq='
 	      | $l | split($p)[1:][] | firsts | tidy ),
 	    ( $l | spans | select(test("^/|[\t\"'"'"'`()\\[\\]{}<>,;:=|]") | not) | select(test("[/.]")) | tidy ) ]
 	| unique[] | select(length > 0 and (test("[\u0000-\u001f\u007f]") | not))'
+}
 
 # forge_evidence_keep: keeps in the run's evidence folder, as
 # .forge/runs/<id>/files/<path>, each file of the folder the step ran in
@@ -644,6 +641,7 @@ forge_evidence_jq='
 # forge_evidence_shown to the lines that say what was kept (empty with -q).
 forge_evidence_keep() {
 	forge_evidence_shown=
+	forge_evidence_def
 	forge_ev_dir=$forge_exec_dir
 	forge_ev_real=$(cd -P -- "$forge_ev_dir" 2>/dev/null && pwd -P) || return 0
 	forge_ev_left=10485760 forge_ev_seen='
@@ -939,6 +937,7 @@ forge_verdict_print() {
 
 # forge_report_human RECORD: renders a verify record (JSON) for people.
 forge_report_human() {
+	forge_printable_def
 	# shellcheck disable=SC2016 # a jq program, not shell
 	printf '%s' "$1" | jq -r "$forge_printable_jq"'
 		def secs: "\(. / 1000 | floor).\(. % 1000 / 100 | floor)s";

@@ -245,12 +245,12 @@ outside_untouched() {
 	for mode in '' -v --isolated; do
 		run forge-verify $mode
 		assert_success
-		assert_output --partial 'Verify: a [31mb c  (true #  ]0;pwned   2J) ok'
+		assert_output --partial 'Verify: a [31mb c  (true # ^[]0;pwned^G M-^[2J) ok'
 		run grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$output"
 		assert_output 0
 	done
 	run forge-verify --isolated
-	assert_output --partial 'Setup: s [1m (true  [2J) ok'
+	assert_output --partial 'Setup: s [1m (true ^[[2J) ok'
 	run forge-verify --report
 	assert_success
 	assert_output --partial '  a [31mb c  (true #  ]0;pwned   2J) ok'

@@ -106,7 +106,7 @@ JSON
 	run --separate-stderr forge-verify -- "$(printf 'no-such\033[8m')"
 	assert_failure 69
 	[[ $stderr != *$'\e'* ]]
-	[[ $stderr == *"error: step 'command' (no-such^[[8m): not found"* ]]
+	[[ $stderr == *"error: step 'command' ('no-such^[[8m'): not found"* ]]
 }
 
 @test "log names: position and the name reduced to [A-Za-z0-9._-], never a path; the record names each" {
