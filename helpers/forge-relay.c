@@ -32,11 +32,13 @@
 #include "relay.h"
 
 #define USAGE \
-	"usage: forge-relay [--max-conns N] [--] ADDRESS:PORT SOCKET\n" \
-	"       forge-relay --reverse [--max-conns N] [--] SOCKET ADDRESS:PORT\n" \
+	"usage: forge-relay [--daemon] [--max-conns N] [--] ADDRESS:PORT SOCKET\n" \
+	"       forge-relay --reverse [--daemon] [--max-conns N] [--] SOCKET ADDRESS:PORT\n" \
 	"Listen on the IPv4 ADDRESS:PORT (e.g. 127.0.0.1:3128) and forward every\n" \
 	"connection to the unix socket SOCKET; with --reverse, listen on SOCKET\n" \
 	"(created owner-only) and forward to ADDRESS:PORT.\n" \
+	"  -d, --daemon     once listening, detach (own session, standard streams on\n" \
+	"                   /dev/null) and exit 0: the relay runs on in the background\n" \
 	"  --max-conns N    at most N connections at once (default 64)\n" \
 	"  --help, --version\n"
 
@@ -136,7 +138,7 @@ int main(int argc, char **argv)
 	union relay_addr from, to;
 	struct sigaction sa;
 	unsigned long max = 64, count = 0;
-	int argi, lfd, one = 1, reverse = 0;
+	int argi, lfd, one = 1, reverse = 0, detach = 0, null = -1;
 
 	for (argi = 1; argi < argc && argv[argi][0] == '-'; argi++) {
 		if (strcmp(argv[argi], "--") == 0) {
@@ -144,6 +146,8 @@ int main(int argc, char **argv)
 			break;
 		} else if (strcmp(argv[argi], "--reverse") == 0)
 			reverse = 1;
+		else if (strcmp(argv[argi], "--daemon") == 0 || strcmp(argv[argi], "-d") == 0)
+			detach = 1;
 		else if (strcmp(argv[argi], "--max-conns") == 0 && argi + 1 < argc) {
 			char *end;
 
@@ -198,6 +202,27 @@ int main(int argc, char **argv)
 		die(EXIT_INTERNAL, "setsockopt: %s", strerror(errno));
 	if (bind(lfd, &from.sa, relay_addr_len(&from)) != 0 || listen(lfd, 64) != 0)
 		die(EXIT_UNAVAILABLE, "cannot listen on %s: %s", argv[argi], strerror(errno));
+	/*
+	 * --daemon: the listener is there, so the caller may connect as soon as
+	 * this process exits 0. The child needs no program of the image (no
+	 * shell puts it in the background) and holds none of the caller's
+	 * streams, so whoever waits for their end is not kept waiting.
+	 */
+	if (detach) {
+		pid_t pid;
+
+		if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+			die(EXIT_INTERNAL, "cannot open /dev/null: %s", strerror(errno));
+		pid = fork();
+		if (pid < 0)
+			die(EXIT_INTERNAL, "fork: %s", strerror(errno));
+		if (pid > 0)
+			_exit(0);
+		if (setsid() < 0 || chdir("/") != 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0
+		    || dup2(null, 2) < 0)
+			_exit(EXIT_INTERNAL);  /* no stream left to say so */
+		close(null);
+	}
 
 	while (!stop_signal) {
 		struct pollfd pfd = { lfd, POLLIN, 0 };

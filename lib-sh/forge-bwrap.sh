@@ -874,9 +874,9 @@ forge_sandbox_doctor() {
 		forge_say "bwrap: unavailable: $forge_bwrap_probe"
 	fi
 	if ! forge_net_open_check; then
-		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox without an allow-list"
+		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox with open egress and no secrets (an allow-list, or secrets, go through forge's proxy and work)"
 	else
-		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft)"
+		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"
 	fi
 	forge_say "sandbox.backend: $forge_sd_want"
 	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in

@@ -436,25 +436,19 @@ forge_net_bwrap_prepare() {
 
 # forge_net_bwrap_start NAME PID STATEDIR MODE: once sandbox NAME runs (PID
 # its init): restricted starts forge-relay inside on 127.0.0.1:3128 and
-# waits for it; open installs the nft rules and attaches slirp4netns.
+# returns once it listens; open installs the nft rules and attaches slirp4netns.
 # Exits 69 when that fails (the caller stops the sandbox first).
 forge_net_bwrap_start() {
 	case $4 in
 	restricted)
 		forge_helper_path forge-shell
-		# shellcheck disable=SC2016 # a script for the sandbox's sh
-		# In the background inside, in the exec's process group, which
-		# outlives the exec (no --exec-kill-group); from /, there for sure.
-		(cd / && FORGE_SANDBOX_CONTAINER=$1 exec "$forge_helper" --exec sh -c \
-			'/run/forge/forge-relay 127.0.0.1:3128 /run/forge/net/egress.sock </dev/null >/dev/null 2>&1 &' \
+		# forge's own static relay, bound in by forge_net_bwrap_render, never
+		# a program of the image (a distroless one has no sh): --daemon
+		# exits 0 once 127.0.0.1:3128 listens, and the relay runs on in a
+		# session of its own. From /, there for sure.
+		(cd / && FORGE_SANDBOX_CONTAINER=$1 exec "$forge_helper" --exec \
+			/run/forge/forge-relay --daemon 127.0.0.1:3128 /run/forge/net/egress.sock \
 			</dev/null >/dev/null 2>&1 3>&- 8>&-) || return 69
-		# Listening: 127.0.0.1:3128 (0100007F:0C38) in state 0A of its netns.
-		forge_nbs_n=0
-		until grep -q '^ *[0-9]*: 0100007F:0C38 00000000:0000 0A ' "/proc/$2/net/tcp" 2>/dev/null; do
-			[ "$forge_nbs_n" -lt 100 ] || return 69
-			sleep 0.05
-			forge_nbs_n=$((forge_nbs_n + 1))
-		done
 		;;
 	open)
 		(forge_net_open_start "$2" "$3") 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- || return 69

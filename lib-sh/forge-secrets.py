@@ -19,17 +19,30 @@ verifies the host's certificate for that name, so the value only reaches
 the host it is meant for. A response on an intercepted tunnel (headers,
 body, WebSocket messages) has every value turned back into its placeholder.
 
+In upstream mode mitmproxy answers a CONNECT with 200 before it asks its
+upstream (connection_strategy=eager applies to regular mode only), so a
+tunnel forge-egress refuses would open and then fail with a 502 inside it.
+Before that answer, the addon sends forge-egress the same CONNECT itself:
+a refusal (403 and its one-line reason, or any other status but 2xx) is
+passed on as the answer; on 2xx it closes that tunnel and mitmproxy opens
+its own (forge-egress decides that one again, so nothing passes on the
+strength of the first check).
+
 Option forge_secrets: a file of ENV@HOST[,HOST...] lines (names only). A
 HOST is a name or *.NAME (NAME itself and every name below it). Host
 entries cannot name a port (forge-netrule rejects ':'), so 443 is the only
 port a value is sent to.
 """
+import asyncio
 import os
+from urllib.parse import urlsplit
 
-from mitmproxy import ctx
+from mitmproxy import ctx, http
 
 PORT = 443
 FRAMING = (b"content-length", b"transfer-encoding", b"content-encoding")
+CHECK_TIMEOUT = 120  # seconds for forge-egress to answer a CONNECT
+REASON_MAX = 4096  # bytes of its answer's body passed on
 
 
 def _name(host):
@@ -56,6 +69,11 @@ def _matches(entry, name):
     if entry.startswith("*."):
         return name == entry[2:] or name.endswith(entry[1:])
     return name == entry
+
+
+def _answer(status, body):
+    """A plain-text response STATUS with BODY, the connection closed after."""
+    return http.Response.make(status, body, {"Content-Type": "text/plain", "Connection": "close"})
 
 
 class ForgeSecrets:
@@ -86,6 +104,43 @@ class ForgeSecrets:
             value = os.environ.get(env)
             if value:
                 yield ("$MSB_" + env).encode(), value.encode()
+
+    async def http_connect(self, flow):
+        """FLOW's CONNECT as forge-egress answers it, before mitmproxy says
+        200 (see the module's text); nothing when another addon answered."""
+        if flow.response is not None:
+            return
+        spec = urlsplit(ctx.options.mode.partition(":")[2])
+        try:
+            # What mitmproxy sends upstream, byte for byte.
+            authority = flow.request.host.encode("idna") + b":%d" % flow.request.port
+        except UnicodeError:
+            flow.response = _answer(400, b"forge-secrets: the CONNECT names no valid host\n")
+            return
+        try:
+            reader, writer = await asyncio.open_connection(spec.hostname, spec.port)
+        except OSError as e:
+            flow.response = _answer(502, ("forge-secrets: the allow-list proxy is not running: %s\n" % e).encode())
+            return
+        try:
+            writer.write(b"CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (authority, authority))
+            await writer.drain()
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), CHECK_TIMEOUT)
+            lines = head.split(b"\r\n")
+            status = int(lines[0].split(b" ", 2)[1])
+            if 200 <= status < 300:
+                return
+            length = 0
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = min(int(value.strip()), REASON_MAX)
+            body = await asyncio.wait_for(reader.readexactly(length), CHECK_TIMEOUT) if length else b""
+            flow.response = _answer(status, body)
+        except (OSError, ValueError, IndexError, EOFError, asyncio.TimeoutError, asyncio.LimitOverrunError):
+            flow.response = _answer(502, b"forge-secrets: the allow-list proxy gave no answer to the CONNECT\n")
+        finally:
+            writer.close()
 
     def tls_clienthello(self, data):
         client = data.context.client

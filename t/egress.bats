@@ -582,3 +582,49 @@ served() { grep -F " path=$1 " "$NET/public-tls.log"; }
 	run served /beside
 	assert_output '203.0.113.10 host=evil.test path=/beside auth=Bearer $MSB_TOKEN_X'
 }
+
+# connect_raw AUTHORITY: a CONNECT through the secrets proxy, by hand (with
+# its token); prints the answer's status line, headers and body (CR dropped).
+connect_raw() {
+	cat >"$ST/connect.bash" <<-'EOF'
+	exec 3<>/dev/tcp/127.0.0.1/3128 || exit
+	printf 'CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic %s\r\n\r\n' "$1" "$1" "$2" >&3
+	len=0
+	while IFS= read -r -t 30 line <&3; do
+		line=${line%$'\r'}
+		[ -n "$line" ] || break
+		printf '%s\n' "$line"
+		case ${line,,} in content-length:*) len=${line#*:} len=${len// /} ;; esac
+	done
+	[ "$len" -eq 0 ] || { IFS= read -r -t 30 -N "$len" body <&3; printf '%s\n' "$body"; }
+	EOF
+	sb bash "$ST/connect.bash" "$1" "$(printf 'forge:%s' "$(cat "$ST/mitm/token")" | base64 -w0)"
+}
+
+@test "secrets: a CONNECT forge-egress refuses gets its 403 and one-line reason, never 200 first" {
+	secrets 'TOKEN_X@api.public.test' api.public.test lan.public.test
+	run connect_raw evil.test:443
+	assert_line --index 0 'HTTP/1.1 403 Forbidden'
+	assert_line 'forge-egress: evil.test is not in the allow-list'
+	refute_line --partial ' 200 '
+	# An address refusal too.
+	run connect_raw lan.public.test:443
+	assert_line --index 0 'HTTP/1.1 403 Forbidden'
+	assert_line --partial 'not public'
+	# curl sees the 403 of the CONNECT itself.
+	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" -o /dev/null -w '%{http_connect}' https://evil.test/
+	assert_output --partial 403
+	# Each refused once: mitmdump sent no CONNECT of its own after.
+	run grep -c 'deny CONNECT evil.test:443' "$ST/egress.log"
+	assert_output 2
+}
+
+@test "secrets: an allowed CONNECT still gets 200 and its tunnel, intercepted or not" {
+	secrets 'TOKEN_X@api.public.test' api.public.test www.public.test
+	run connect_raw www.public.test:443
+	assert_line --index 0 'HTTP/1.1 200 Connection established'
+	run tls https://api.public.test/after-check
+	assert_success
+	run served /after-check
+	assert_output '198.51.100.10 host=api.public.test path=/after-check auth=Bearer s3cr3t-value'
+}

@@ -608,18 +608,58 @@ as_nobody() {
 	assert_line 'socketpair-unix allowed'
 }
 
-@test "rootfs image without a shell or /bin/true (distroless): up never runs a program of the image; exec of its static binary works" {
+# distroless_image: imports IMAGE_TAG, an image holding one static binary,
+# /hello (it prints "static ARG" and exits 7; with "proxy", it sends a
+# request to 127.0.0.1:3128 and prints the answer's status line), plus the
+# libraries forge's own helpers need when they are not static; no shell,
+# no /bin/true.
+distroless_image() {
 	docker_up
 	mkdir -p "$SCRATCH/distroless"
-	printf '#include <stdio.h>\nint main(int argc, char **argv) { printf("static %%s\\n", argc > 1 ? argv[1] : "-"); return 7; }\n' >"$SCRATCH/hello.c"
+	cat >"$SCRATCH/hello.c" <<-'EOF'
+	#include <arpa/inet.h>
+	#include <netinet/in.h>
+	#include <stdio.h>
+	#include <string.h>
+	#include <sys/socket.h>
+	#include <unistd.h>
+	int main(int argc, char **argv)
+	{
+		static const char req[] = "GET http://not-listed.invalid/ HTTP/1.1\r\nHost: not-listed.invalid\r\n\r\n";
+		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(3128) };
+		char buf[512];
+		ssize_t n;
+		int fd;
+		if (argc < 2 || strcmp(argv[1], "proxy") != 0) {
+			printf("static %s\n", argc > 1 ? argv[1] : "-");
+			return 7;
+		}
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if ((fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 || connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0
+		    || write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1) || (n = read(fd, buf, sizeof buf - 1)) <= 0) {
+			perror("proxy");
+			return 1;
+		}
+		buf[n] = '\0';
+		buf[strcspn(buf, "\r\n")] = '\0';
+		printf("%s\n", buf);
+		return 0;
+	}
+	EOF
 	cc -static -O2 -o "$SCRATCH/distroless/hello" "$SCRATCH/hello.c" || unavailable "no static C library (apt-get install libc6-dev)"
-	# The init is static where musl-gcc is; a sanitizer build's needs its libraries.
-	for lib in $(ldd "$abs_top_builddir/helpers/forge-sandbox-init" 2>/dev/null | grep -o '/[^ ]*' || :); do
-		mkdir -p "$SCRATCH/distroless${lib%/*}"
-		cp -L "$lib" "$SCRATCH/distroless$lib"
+	# The helpers are static where musl-gcc is; a sanitizer build's need their libraries.
+	for helper in forge-sandbox-init forge-relay; do
+		for lib in $(ldd "$abs_top_builddir/helpers/$helper" 2>/dev/null | grep -o '/[^ ]*' || :); do
+			mkdir -p "$SCRATCH/distroless${lib%/*}"
+			cp -L "$lib" "$SCRATCH/distroless$lib"
+		done
 	done
 	IMAGE_TAG=forge-test-distroless:$$
 	tar -C "$SCRATCH/distroless" -c . | docker import - "$IMAGE_TAG" >/dev/null
+}
+
+@test "rootfs image without a shell or /bin/true (distroless): up never runs a program of the image; exec of its static binary works" {
+	distroless_image
 	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
 	run --separate-stderr forge-sandbox up
 	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
@@ -629,4 +669,16 @@ as_nobody() {
 	assert_output 'static inside'
 	run -127 in_sandbox true
 	assert_failure 127
+}
+
+@test "rootfs image without a shell (distroless) with an egress allow-list: up starts forge's own relay, no program of the image; the proxy answers inside" {
+	distroless_image
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'", "network": {"allow": ["example.com"]}}}'
+	run --separate-stderr forge-sandbox up
+	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
+	assert_output "$NAME"
+	# A name outside the list: forge-egress's refusal, through the relay.
+	run in_sandbox /hello proxy
+	assert_success
+	assert_output 'HTTP/1.1 403 Forbidden'
 }

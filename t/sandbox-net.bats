@@ -250,8 +250,9 @@ net_pids() { cat -- "$@" 2>/dev/null || :; }
 	[ ! -e "$STATE/pid" ]
 	run --separate-stderr in_s unshare --mount --propagation private -- sh -c "$hide" sh "$REPO" forge-sandbox doctor
 	[[ $stderr == *'open egress (no allow-list): unavailable: needs slirp4netns;'* ]]
+	[[ $stderr == *"needs slirp4netns; up refuses a namespace sandbox with open egress and no secrets (an allow-list, or secrets, go through forge's proxy and work)"* ]]
 	run --separate-stderr forge-sandbox doctor
-	[[ $stderr == *'open egress (no allow-list): available'* ]]
+	[[ $stderr == *"open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"* ]]
 }
 
 @test "secrets: the placeholder is replaced on TLS to the secret's host; the value and the token stay outside; rm stops mitmdump" {
