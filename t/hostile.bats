@@ -253,7 +253,7 @@ outside_untouched() {
 	assert_output --partial 'Setup: s [1m (true ^[[2J) ok'
 	run forge-verify --report
 	assert_success
-	assert_output --partial '  a [31mb c  (true #  ]0;pwned   2J) ok'
+	assert_output --partial '  a [31mb c  (true # ^[]0;pwned^G M-^[2J) ok'
 	run grep -c $'[\x01-\x08\x0b-\x1f\x7f]\|\xc2[\x80-\x9f]' <<<"$output"
 	assert_output 0
 	# The record keeps the name and the command as they are.
