@@ -262,7 +262,7 @@ outside_untouched() {
 	printf '%s\n' '{"verify": {"steps": [{"name": "n", "run": "exit 127 # \u001b[2J"}]}}' >forge.json
 	run forge-verify
 	assert_failure 69
-	assert_output --partial "step 'n' (exit 127 #  [2J): not found"
+	assert_output --partial "step 'n' (exit 127 # ^[[2J): not found"
 	run grep -c $'\x1b' <<<"$output"
 	assert_output 0
 	# A timeline line with raw control characters (a hostile clone's): not
