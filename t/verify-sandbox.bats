@@ -253,16 +253,20 @@ sandboxes() {
 	[ "$(last_record | jq -r '.steps[0].reason')" = interrupted ] || [ "$(last_record | jq -r .verdict)" = ERROR ]
 }
 
-@test "--isolated --warm --sandbox: one sandbox per slot, kept with the slot and adopted; remade when a run left a process; removed by --prune" {
+@test "--isolated --warm --sandbox: one sandbox per slot, kept with the slot; remade when the reset remade a folder it mounts or a run left a process; removed by --prune" {
 	run forge-verify --isolated --warm --sandbox -- sh -c 'echo one >/tmp/left'
 	assert_success
 	name=$(last_record | jq -r .sandbox.name)
 	[ "$(sandboxes)" = "$name" ]
 	pid1=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")
-	run forge-verify --isolated --warm --sandbox -- sh -c 'test "$(id -u)" = 1000'
+	# The reset remade the slot's .git and removed its .forge: a sandbox kept
+	# from the last run would see them writable (its read-only mounts went
+	# with the old folders). It is remade, and they are read-only.
+	run forge-verify --isolated --warm --sandbox -- sh -c 'test "$(id -u)" = 1000 && ! touch .forge/x && ! touch .git/commondir && ! touch .git/hooks/x'
 	assert_success
 	[ "$(last_record | jq -r .sandbox.name)" = "$name" ]
-	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" = "$pid1" ]
+	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" != "$pid1" ]
+	pid1=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")
 	# A process that escaped its group with setsid does not reach the next run.
 	run forge-verify --isolated --warm --sandbox -- sh -c \
 		'setsid sh -c "touch /tmp/escaped; exec sleep 1031" >/dev/null 2>&1 & while [ ! -e /tmp/escaped ]; do sleep 0.05; done'
