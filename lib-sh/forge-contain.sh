@@ -2,7 +2,7 @@
 # sandbox of either backend, brought up as `forge-sandbox up` does it
 # (forge_sandbox_prepare, forge_sandbox_bring_up), with each step's timeout
 # enforced from the host. For --isolated, a sandbox of the copy: ephemeral
-# for a cold copy, one per slot for a warm one.
+# (removed with the run) for a cold copy and for a warm slot alike.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
@@ -12,8 +12,8 @@
 # The configuration is the one loaded for ROOT (forge_config_load first).
 # Sets forge_contain_name, forge_contain_backend, forge_contain_dir (the
 # physical directory the steps run in) and forge_record_sandbox (the record's
-# "sandbox" value). A cold copy's sandbox is forge_contain_ephemeral, for
-# forge_contain_end. Exits 69 with the reason when no sandbox can be had:
+# "sandbox" value). A copy's sandbox (cold or warm) is
+# forge_contain_ephemeral, for forge_contain_end. Exits 69 with the reason when no sandbox can be had:
 # never a run on the host.
 forge_contain_begin() {
 	forge_contain_name='' forge_contain_ephemeral=
@@ -32,9 +32,12 @@ forge_contain_begin() {
 	forge_sandbox_backend ''
 	forge_contain_backend=$forge_backend
 	# Said before anything is made, so that cleanup covers a partial start.
-	[ "${3:-}" != cold ] || forge_contain_ephemeral=$forge_contain_name
+	# A copy's sandbox, a warm slot's too, lives for the run: nothing of it
+	# may run on while the host resets the slot (a process swapping a folder
+	# for a link to /root under the reset's checkout would have the host
+	# write there). One a killed run left is removed before the next reset.
+	[ -z "${3:-}" ] || forge_contain_ephemeral=$forge_contain_name
 	forge_contain_mode=
-	[ "${3:-}" != warm ] || forge_contain_slot_check
 	# In a subshell: whatever up dies of (a missing image, a busy msb, a
 	# bwrap that fails) becomes one ERROR with exit 69 here. Its messages go
 	# to stderr, or with -q into the run's folder, shown only on failure.
@@ -74,54 +77,7 @@ forge_contain_up() (
 	[ -z "$forge_contain_source" ] || forge_mounts_stores=${forge_copy_stores:-}
 	forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create
 	forge_sandbox_bring_up "$forge_contain_dir" "$forge_contain_name" "$forge_contain_mode"
-	[ -z "${forge_contain_slot_id:-}" ] || forge_contain_slot_identity
-	[ -z "${forge_contain_slot_id:-}" ] ||
-		printf '%s\n' "$forge_contain_slot_id" >"$forge_pool_state/sandbox" ||
-		forge_die 73 "cannot write $forge_pool_state/sandbox"
 )
-
-# forge_contain_slot_check: a warm slot's sandbox is kept between runs, but
-# must start each run as a fresh one would: it is recreated (sets
-# forge_contain_mode) when anything of an earlier run still runs in it (a
-# process that escaped its group with setsid), which also empties its /tmp,
-# or when a folder it mounts was made anew: the copy folder, or one of its
-# .git, .forge and the git dirs the plan binds on their own. A folder the
-# host replaced is gone from the sandbox's view with its read-only mount, and
-# the new one would show through the writable copy (the reset remakes .git
-# and removes .forge). Sets forge_contain_slot_id, the identity of those
-# folders, recorded in the slot's state folder once the sandbox is up.
-forge_contain_slot_check() {
-	forge_contain_slot_identity
-	forge_csc_was=
-	[ ! -f "$forge_pool_state/sandbox" ] || read -r forge_csc_was <"$forge_pool_state/sandbox" || :
-	if [ "$forge_contain_backend" = bwrap ] && forge_bwrap_running "$forge_contain_name"; then
-		forge_csc_kids=
-		read -r forge_csc_kids 2>/dev/null <"/proc/$forge_bwrap_pid/task/$forge_bwrap_pid/children" || :
-		if [ -n "$forge_csc_kids" ]; then
-			forge_warn "the sandbox of warm slot $forge_pool_slot still runs processes of an earlier run; recreating it"
-			forge_contain_mode=recreate
-			return 0
-		fi
-	fi
-	# (A folder that is missing now is one the plan makes: a new identity.)
-	[ "$forge_csc_was" = "$forge_contain_slot_id" ] || forge_contain_mode=recreate
-	return 0
-}
-
-# forge_contain_slot_identity: sets forge_contain_slot_id to the device and
-# inode of each folder of forge_contain_dir that forge_contain_slot_check
-# watches that is there, on one line.
-forge_contain_slot_identity() {
-	forge_contain_slot_id=
-	for forge_csi_d in '' /.git /.git/objects /.git/objects/info /.git/refs /.git/logs /.git/hooks /.forge; do
-		if [ -d "$forge_contain_dir$forge_csi_d" ] && [ ! -L "$forge_contain_dir$forge_csi_d" ]; then
-			set -- "$@" "$forge_contain_dir$forge_csi_d"
-		fi
-	done
-	forge_contain_slot_id=$(stat --printf '%d:%i ' -- "$@") ||
-		forge_die 69 "cannot stat $forge_contain_dir"
-	forge_contain_slot_id=${forge_contain_slot_id% }
-}
 
 # forge_contain_exec TIMEOUT COMMAND [ARG...]: replaces the shell with
 # forge-timeout running COMMAND for at most TIMEOUT seconds: on the host, or

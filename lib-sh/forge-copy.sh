@@ -698,6 +698,9 @@ forge_pool_acquire() {
 # its stat data spares rewriting unchanged files, and never passes a file a
 # step touched for clean (forge_copy_checkout). The copy gets a copy of it.
 forge_pool_reset() {
+	# Nothing of a sandbox of this slot (one a killed run left) may run
+	# while the host resets it: see forge_contain_begin.
+	forge_contain_forget "${forge_copy_dir%/*}"
 	forge_reset_scratch=$forge_pool_state/scratch
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_reset_scratch"
 	forge_reset_index=$forge_pool_state/index

@@ -116,7 +116,7 @@ kernel_interfaces_hold() {
 	make_repo "$SCRATCH/new"$'\n'"line"
 	run forge-sandbox up "$SCRATCH/new"$'\n'"line"
 	assert_failure 65
-	assert_output --partial "cannot mount worktree $SCRATCH/new"$'\n'"line: a path containing a newline"
+	assert_output --partial "cannot mount worktree $SCRATCH/new"$'\n    '"line: a path containing a newline"
 }
 
 @test "what makes the host's git run code stays read-only: submodule hooks and config, other worktrees' commondir, the .git file and folder can't be swapped" {

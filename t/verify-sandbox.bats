@@ -253,33 +253,36 @@ sandboxes() {
 	[ "$(last_record | jq -r '.steps[0].reason')" = interrupted ] || [ "$(last_record | jq -r .verdict)" = ERROR ]
 }
 
-@test "--isolated --warm --sandbox: one sandbox per slot, kept with the slot; remade when the reset remade a folder it mounts or a run left a process; removed by --prune" {
-	run forge-verify --isolated --warm --sandbox -- sh -c 'echo one >/tmp/left'
+@test "--isolated --warm --sandbox: a slot's sandbox lives for its run: nothing of it runs on while the host resets the slot; one a killed run left is removed before the reset" {
+	run --separate-stderr forge-verify --isolated --warm --sandbox --json -- sh -c 'echo one >/tmp/left'
 	assert_success
-	name=$(last_record | jq -r .sandbox.name)
-	[ "$(sandboxes)" = "$name" ]
-	pid1=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")
-	# The reset remade the slot's .git and removed its .forge: a sandbox kept
-	# from the last run would see them writable (its read-only mounts went
-	# with the old folders). It is remade, and they are read-only.
-	run forge-verify --isolated --warm --sandbox -- sh -c 'test "$(id -u)" = 1000 && ! touch .forge/x && ! touch .git/commondir && ! touch .git/hooks/x'
-	assert_success
-	[ "$(last_record | jq -r .sandbox.name)" = "$name" ]
-	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" != "$pid1" ]
-	pid1=$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")
-	# A process that escaped its group with setsid does not reach the next run.
+	name=$(printf '%s' "$output" | jq -r .sandbox.name)
+	[ "$name" != "$NAME" ]
+	[ "$(sandboxes)" = '' ]
+	# A process that escaped its group with setsid goes with the run.
 	run forge-verify --isolated --warm --sandbox -- sh -c \
 		'setsid sh -c "touch /tmp/escaped; exec sleep 1031" >/dev/null 2>&1 & while [ ! -e /tmp/escaped ]; do sleep 0.05; done'
 	assert_success
-	running_with 'sleep 1031'
-	run --separate-stderr forge-verify --isolated --warm --sandbox -- true
-	assert_success
-	[[ $stderr == *'still runs processes of an earlier run'* ]]
 	run ! running_with 'sleep 1031'
-	[ "$(cut -d' ' -f1 "$XDG_STATE_HOME/forge/bwrap/$name/pid")" != "$pid1" ]
-	run forge-verify --prune
+	# The same slot, a fresh sandbox: /tmp empty, the slot's .git and .forge read-only.
+	run --separate-stderr forge-verify --isolated --warm --sandbox --json -- sh -c 'test ! -e /tmp/left && test "$(id -u)" = 1000 && ! touch .forge/x && ! touch .git/commondir && ! touch .git/hooks/x'
+	assert_success
+	[ "$(printf '%s' "$output" | jq -r .sandbox.name)" = "$name" ]
+	# A run killed with its sandbox up: the next run removes that sandbox
+	# before it resets the slot (the step's process would race the reset).
+	forge-verify --isolated --warm --sandbox -- sh -c 'exec sleep $((1000 + 42))' >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do running_with 'sleep 1042' && break; sleep 0.1; done
+	running_with 'sleep 1042'
+	kill -KILL "$pid"
+	wait "$pid" || :
+	[ "$(sandboxes)" = "$name" ]
+	run forge-verify --isolated --warm -- true
 	assert_success
 	[ "$(sandboxes)" = '' ]
+	run ! running_with 'sleep 1042'
+	run forge-verify --prune
+	assert_success
 	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$name" ]
 }
 
