@@ -637,10 +637,15 @@ forge_evidence_def() {
 # (the copy, or the repository in a plain run, where a later run may
 # overwrite it) that the last 40 lines of the step's output name (SPEC 3.2):
 # only regular files, never through a symbolic link (in that folder or in
-# .forge), nothing of .git or .forge, 10 MB in all. Sets
+# .forge), nothing of .git or .forge, 10 MB in all; nothing in a --sandbox
+# run (the files are the sandbox's, and it may still be running). Sets
 # forge_evidence_shown to the lines that say what was kept (empty with -q).
 forge_evidence_keep() {
 	forge_evidence_shown=
+	# Never what a sandboxed step wrote: a process it left running can swap a
+	# folder for a link between forge's check and its copy, and the host
+	# would copy a file of its own into .forge, where the sandbox reads it.
+	[ -z "${forge_contain_name:-}" ] || return 0
 	forge_evidence_def
 	forge_ev_dir=$forge_exec_dir
 	forge_ev_real=$(cd -P -- "$forge_ev_dir" 2>/dev/null && pwd -P) || return 0

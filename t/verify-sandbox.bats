@@ -325,3 +325,24 @@ sandboxes() {
 	assert_line "rm --force $name --quiet"
 	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$name" ]
 }
+
+@test "--sandbox: no file a sandboxed step names is kept as evidence (the sandbox could swap a folder for a link between forge's check and its copy)" {
+	mkdir -p sub
+	echo inside >sub/report.txt
+	run --separate-stderr forge-verify --sandbox -- sh -c 'echo "see sub/report.txt"; exit 1'
+	assert_failure 1
+	[[ $stderr == *'| see sub/report.txt'* ]]
+	[[ $stderr != *'kept: '* ]]
+	run find .forge/runs -path '*/files/*'
+	assert_output ''
+	run --separate-stderr forge-verify --isolated --sandbox -- sh -c 'echo "see sub/report.txt"; exit 1'
+	assert_failure 1
+	[[ $stderr != *'kept: '* ]]
+	run find .forge/runs -path '*/files/*'
+	assert_output ''
+	# Without a sandbox the file is kept (the breaker closed again first).
+	forge-verify --reset >/dev/null 2>&1
+	run --separate-stderr forge-verify -- sh -c 'echo "see sub/report.txt"; exit 1'
+	assert_failure 1
+	[[ $stderr == *'kept: sub/report.txt'* ]]
+}
