@@ -469,9 +469,10 @@ forge_bwrap_render() {
 # forge_bwrap_git_dir DIR [ext]: DIR, the worktree's own git dir when it is
 # a linked worktree's (COMMON/worktrees/NAME, read-write in the plan, inside
 # the read-only common dir): what tells the host's git where the common dir
-# is and which config to read is read-only in it: commondir, gitdir and,
-# with ext (extensions.worktreeConfig, set in the read-only common config),
-# config.worktree. A missing config.worktree is the one listed file forge
+# is and which config to read is read-only in it: commondir, gitdir and
+# config.worktree (read by git once extensions.worktreeConfig is on, which
+# the host's own git sets, e.g. with sparse-checkout, while the sandbox
+# runs). A missing config.worktree is the one listed file forge
 # makes (empty, as the mount point of an empty read-only one): git reads an
 # empty one as no setting, and nothing else keeps the sandbox from creating
 # one in a folder it must write (its index and HEAD are there).
@@ -481,7 +482,7 @@ forge_bwrap_git_dir() {
 			forge_die 73 "cannot protect $1/$forge_bgd_f: it is not a regular file (refusing to mount it)"
 		elif [ -f "$1/$forge_bgd_f" ]; then
 			forge_bwrap_add --ro-bind "$1/$forge_bgd_f" "$1/$forge_bgd_f"
-		elif [ "$forge_bgd_f" = config.worktree ] && [ "${2:-}" = ext ]; then
+		elif [ "$forge_bgd_f" = config.worktree ]; then
 			forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$1/$forge_bgd_f"
 		fi
 	done

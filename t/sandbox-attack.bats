@@ -392,6 +392,15 @@ attack_git_root() {
 	# Its own git dir's commondir, gitdir are read-only.
 	run forge-sandbox exec "$LINKED" -- sh -c 'cd "$1" && echo /tmp >"$(git rev-parse --git-dir)/commondir"' sh "$LINKED"
 	assert_failure
+	# config.worktree too, also while extensions.worktreeConfig is off: the
+	# host's git turns it on by itself (sparse-checkout set), and would then
+	# read a core.fsmonitor planted there.
+	run forge-sandbox exec "$LINKED" -- sh -c 'cd "$1" && printf "[core]\n\tfsmonitor = touch %s\n" "$2" >>"$(git rev-parse --git-dir)/config.worktree"' sh "$LINKED" "$SCRATCH/PWNED"
+	assert_failure
+	git -C "$LINKED" config extensions.worktreeConfig true
+	git -c safe.directory='*' -C "$LINKED" status >/dev/null
+	[ ! -e "$SCRATCH/PWNED" ]
+	git -C "$LINKED" config --unset extensions.worktreeConfig
 	forge-sandbox up >/dev/null
 	before=$(git_root_snapshot "$REPO/.git")
 	run in_sandbox sh -c 'echo y >new2 && git add new2 && git -c user.name=agent -c user.email=agent@example.invalid commit -q -m in-main'
