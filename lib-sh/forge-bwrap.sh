@@ -406,7 +406,7 @@ forge_bwrap_render() {
 	# plan, at identical paths, in its order (read-only inside read-write).
 	[ -z "${forge_mounts_project_held:-}" ] ||
 		forge_bwrap_add --ro-bind "$forge_mounts_project_held" "$forge_mounts_project_held"
-	forge_br_rest=$forge_mounts
+	forge_br_rest=$forge_mounts forge_br_done=
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
 '*}
@@ -414,10 +414,13 @@ forge_bwrap_render() {
 '}
 		forge_br_path=${forge_br_line#* }
 		if [ "${forge_br_line%% *}" = ro ]; then
+			forge_bwrap_pin_parents "$forge_br_path" "$forge_br_done"
 			forge_bwrap_add --ro-bind "$forge_br_path" "$forge_br_path"
 		else
 			forge_bwrap_add --bind "$forge_br_path" "$forge_br_path"
 		fi
+		forge_br_done=$forge_br_done$forge_br_line'
+'
 	done
 	# Beyond msb: what makes the host's git run code, read-only (below).
 	forge_bwrap_render_git "$1" "$forge_br_common"
@@ -463,6 +466,42 @@ forge_bwrap_render() {
 		esac
 		forge_bwrap_env_names=$forge_bwrap_env_names$forge_br_line'
 '
+	done
+}
+
+# forge_bwrap_pin_parents PATH MOUNTS: PATH is mounted read-only; when the
+# nearest of MOUNTS (the plan's lines so far, "rw PATH"/"ro PATH") that holds
+# it is read-write, every folder between the two becomes a mount point of
+# its own (bound onto itself), so the sandbox cannot rename one away and put
+# a folder of its making in PATH's place (a core.hooksPath of .husky/_ in
+# the worktree: a renamed .husky would leave a writable .husky/_ behind).
+# Exits 73 when one of them is a symbolic link.
+forge_bwrap_pin_parents() {
+	forge_bpp_near='' forge_bpp_flag=''
+	forge_bpp_rest=$2
+	while [ -n "$forge_bpp_rest" ]; do
+		forge_bpp_line=${forge_bpp_rest%%'
+'*}
+		forge_bpp_rest=${forge_bpp_rest#*'
+'}
+		forge_bpp_p=${forge_bpp_line#* }
+		if [ "$forge_bpp_p" = "$1" ] || ! forge_path_within "$1" "$forge_bpp_p" ||
+			[ "${#forge_bpp_p}" -lt "${#forge_bpp_near}" ]; then
+			continue
+		fi
+		forge_bpp_near=$forge_bpp_p forge_bpp_flag=${forge_bpp_line%% *}
+	done
+	[ "$forge_bpp_flag" = rw ] || return 0
+	forge_bpp_tail=${1#"$forge_bpp_near"/}
+	forge_bpp_dir=$forge_bpp_near
+	while :; do
+		case $forge_bpp_tail in */*) ;; *) return 0 ;; esac
+		forge_bpp_dir=$forge_bpp_dir/${forge_bpp_tail%%/*}
+		forge_bpp_tail=${forge_bpp_tail#*/}
+		if [ -L "$forge_bpp_dir" ] || [ ! -d "$forge_bpp_dir" ]; then
+			forge_die 73 "cannot protect $1: $forge_bpp_dir on the way to it is not a folder (refusing to mount it)"
+		fi
+		forge_bwrap_add --bind "$forge_bpp_dir" "$forge_bpp_dir"
 	done
 }
 

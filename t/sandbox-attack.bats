@@ -231,6 +231,16 @@ kernel_interfaces_hold() {
 	run in_sandbox sh -c 'echo x >.husky/_/pre-commit'
 	assert_failure
 	[ ! -e "$REPO/.husky/_/pre-commit" ]
+	# Nor can a folder on the way be renamed away and replaced by one whose
+	# _ is writable.
+	run in_sandbox sh -c 'mv .husky .husky.old'
+	assert_failure
+	run in_sandbox sh -c 'mkdir -p .husky/_ && printf "#!/bin/sh\ntouch %s\n" "$1" >.husky/_/pre-commit && chmod +x .husky/_/pre-commit' sh "$SCRATCH/PWNED"
+	assert_failure
+	[ ! -e "$REPO/.husky/_/pre-commit" ]
+	[ ! -e "$REPO/.husky.old" ]
+	run forge-sandbox plan --backend bwrap
+	assert_line "$REPO/.husky"
 	run forge-sandbox plan --backend msb
 	assert_line "$REPO/.husky/_:$REPO/.husky/_:ro"
 }
