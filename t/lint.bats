@@ -43,6 +43,8 @@ need() {
 @test "shellcheck: every part of the library on its own" {
 	need shellcheck
 	for f in lib-sh/*.sh; do
+		# (An in-tree build makes lib-sh/forge.sh from forge.sh.in: checked above.)
+		[ "$f" != lib-sh/forge.sh ] || continue
 		shellcheck -s sh -e SC2034,SC2154 "$f"
 	done
 }
