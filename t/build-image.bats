@@ -35,6 +35,23 @@ teardown() {
 
 build_image() { "$SCRATCH/build-image" "$@"; }
 
+# build_image_ok ARGS...: build_image for a build that must succeed, made
+# once more when Docker itself lost a layer's /bin/sh mid-build ("stat
+# /bin/sh: no such file or directory" from runc, after earlier RUN steps of
+# the same build ran): a storage race of the daemon's, seen in CI under
+# load, not something forge did. Any other failure is the test's.
+build_image_ok() {
+	local rc=0
+	"$SCRATCH/build-image" "$@" 2>"$SCRATCH/build-image.err" || rc=$?
+	if [ "$rc" -ne 0 ] && grep -q 'stat /bin/sh: no such file or directory' "$SCRATCH/build-image.err"; then
+		printf '# Docker lost /bin/sh mid-build; built again\n' >&2
+		rc=0
+		"$SCRATCH/build-image" "$@" 2>"$SCRATCH/build-image.err" || rc=$?
+	fi
+	cat "$SCRATCH/build-image.err" >&2
+	return "$rc"
+}
+
 # no_leftovers: nothing of a build is left in TMPDIR (no tar, no folder) and
 # the lock is free.
 no_leftovers() {
@@ -107,7 +124,7 @@ msb_has() {
 	real_setup
 	make_context "$SCRATCH/ctx" 'echo hello from the build >/built' 'cat /built'
 	TAGS+=(forge-test:1)
-	run --separate-stderr build_image --tag forge-test:1 --context "$SCRATCH/ctx"
+	run --separate-stderr build_image_ok --tag forge-test:1 --context "$SCRATCH/ctx"
 	[ "$status" -eq 0 ] || fail "build-image failed: $stderr"
 	assert_output forge-test:1
 	msb_has forge-test:1
@@ -136,7 +153,7 @@ msb_has() {
 	real_setup
 	make_context "$SCRATCH/ctx" 'echo one' 'echo two'
 	TAGS+=(forge-test:plain)
-	run --separate-stderr build_image --tag forge-test:plain --context "$SCRATCH/ctx"
+	run --separate-stderr build_image_ok --tag forge-test:plain --context "$SCRATCH/ctx"
 	# (What build-image said, should it fail: it failed once in CI with no output.)
 	[ "$status" -eq 0 ] || printf 'stderr: %s\n' "$stderr"
 	assert_success
