@@ -373,7 +373,10 @@ forge_status_start() {
 # forge_status_stop: ends the status line of forge_status_start and erases it.
 forge_status_stop() {
 	[ -n "${forge_status_pid:-}" ] || return 0
-	kill "$forge_status_pid" 2>/dev/null || :
+	# KILL, not TERM: a TERM that reaches the subshell between its fork and
+	# its own trap (the parent's traps still set) is lost in dash, and the
+	# wait below then never returned (a step that ends at once, on a tty).
+	kill -KILL "$forge_status_pid" 2>/dev/null || :
 	wait "$forge_status_pid" 2>/dev/null || :
 	forge_status_pid=
 	printf '\r\033[K' >&2
