@@ -13,8 +13,8 @@
 # Sets forge_contain_name, forge_contain_backend, forge_contain_dir (the
 # physical directory the steps run in) and forge_record_sandbox (the record's
 # "sandbox" value). A copy's sandbox (cold or warm) is
-# forge_contain_ephemeral, for forge_contain_end. Exits 69 with the reason when no sandbox can be had:
-# never a run on the host.
+# forge_contain_ephemeral, for forge_contain_end. Exits 69 with the reason
+# when no sandbox can be had: never a run on the host.
 forge_contain_begin() {
 	forge_contain_name='' forge_contain_ephemeral=
 	if [ "$#" -ge 2 ]; then
