@@ -199,3 +199,29 @@ forge_message() {
 forge_use_color() {
 	[ -z "${NO_COLOR+set}" ] && [ -t 1 ]
 }
+
+# forge_xdg_dir KIND: sets forge_xdg to the base folder of KIND (state,
+# cache, config or data): $XDG_<KIND>_HOME when it is absolute, else under
+# $HOME when that is absolute, else under the passwd entry's home of the
+# effective user. A relative XDG value is ignored, as the XDG Base Directory
+# specification says. forge-shell applies the same rule in C. Returns 1 when
+# no absolute home is found.
+forge_xdg_dir() {
+	case $1 in
+	state) forge_xdg=${XDG_STATE_HOME:-} forge_xdg_sub=.local/state ;;
+	cache) forge_xdg=${XDG_CACHE_HOME:-} forge_xdg_sub=.cache ;;
+	config) forge_xdg=${XDG_CONFIG_HOME:-} forge_xdg_sub=.config ;;
+	data) forge_xdg=${XDG_DATA_HOME:-} forge_xdg_sub=.local/share ;;
+	*) return 70 ;;
+	esac
+	case $forge_xdg in /*) return 0 ;; esac
+	forge_xdg=${HOME:-}
+	case $forge_xdg in
+	/*) ;;
+	*)
+		forge_xdg=$(getent passwd "$(id -u)" 2>/dev/null | cut -d: -f6) || forge_xdg=
+		case $forge_xdg in /*) ;; *) forge_xdg= && return 1 ;; esac
+		;;
+	esac
+	forge_xdg=${forge_xdg%/}/$forge_xdg_sub
+}
