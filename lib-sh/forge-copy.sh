@@ -339,8 +339,9 @@ forge_copy_repo() {
 	# split index or fsmonitor from the user's global configuration, which
 	# would tie the index to files outside it.
 	forge_repo_cfg=$forge_repo_gd/config
-	(forge_git_env_unset && git config -f "$forge_repo_cfg" core.splitIndex false &&
-		exec git config -f "$forge_repo_cfg" core.fsmonitor false) ||
+	# (A section of its own after the one git init wrote: no git config
+	# process needed.)
+	printf '[core]\n\tsplitIndex = false\n\tfsmonitor = false\n' >>"$forge_repo_cfg" ||
 		forge_die 73 "cannot write $forge_repo_cfg"
 	: >"$3/config"
 	forge_source_git "$1" config --local --includes -z --get-regexp "$forge_carried_config" \
@@ -456,11 +457,11 @@ forge_copy_snapshot_tree() {
 		mkdir -p -- "$forge_snap_objects" || forge_die 73 "cannot create $forge_snap_objects"
 	fi
 	if ! {
-		if [ -f "$1/.git/index" ]; then
-			cp -- "$1/.git/index" "$forge_copy_index"
-		else
-			forge_snapshot_git "$1" read-tree "$forge_head"
-		fi &&
+		# HEAD's tree read afresh (its cached trees come with it): entries
+		# without stat data, never "racily clean", so no index write of the
+		# scratch index hashes the files just checked out again.
+		rm -f -- "$forge_copy_index" &&
+			forge_snapshot_git "$1" read-tree "$forge_head" &&
 			if [ -s "$2/changes.patch" ]; then
 				forge_snapshot_git "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 					apply --whitespace=nowarn --cached "$2/changes.patch"
@@ -928,7 +929,8 @@ forge_isolated_detect() {
 	forge_detect_setup='[]' forge_detect_keep='[]' forge_detect_key='[]'
 	# The same as newline-separated lists, for forge_isolated_plan.
 	forge_detect_keep_list='' forge_detect_key_list=''
-	forge_detect_list "$1"
+	# Only these names decide, so only they are looked for.
+	forge_detect_list "$1" package.json package-lock.json npm-shrinkwrap.json Cargo.toml
 	if forge_detect_has "$1" package.json; then
 		forge_detect_keep='["node_modules"]' forge_detect_keep_list=node_modules
 		if forge_detect_has "$1" package-lock.json; then

@@ -754,6 +754,39 @@ execs_of() {
 	last_record | jq -e '[.steps[].name] == ["a", "b", "c"] and .verdict == "PASS"'
 }
 
+@test "a warm run lists only the names detection needs, and writes the copy's config without git config" {
+	need_strace
+	for i in 1 2 3; do mkdir -p "d$i" && echo "$i" >"d$i/f.txt"; done
+	git add . && git commit -qm files
+	forge-verify -q --isolated --warm -- true
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -s 256 -e trace=execve -o "$SCRATCH/execs" \
+		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" -q --isolated --warm -- true
+	# Every ls-files that lists untracked files names what it looks for,
+	# except the one that copies them.
+	run grep -c '"ls-files", "-z", "--cached", "--others", "--exclude-standard"\]' "$SCRATCH/execs"
+	assert_output 0
+	run grep -c '"config", "-f"' "$SCRATCH/execs"
+	assert_output 0
+}
+
+@test "a cold copy's snapshot tree reads none of the files just checked out (no racy-git rehash)" {
+	need_strace
+	mkdir -p src
+	for i in $(seq 1 200); do echo "file $i" >"src/f$i.txt"; done
+	git add . && git commit -qm files
+	echo changed >>src/f1.txt
+	echo new >src/new.txt
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -s 256 -e trace=execve,openat -o "$SCRATCH/opens" \
+		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" -q --isolated -- true
+	# Reads of committed files by the git processes working in the copy (the
+	# source's own are read by its diff): the changed one by git apply, at most.
+	run awk '/execve\(/ { incopy[$1] = ($0 ~ /"-C", "[^"]*forge-verify\./) }
+		/openat\(.*"src\/f[0-9]+\.txt", O_RDONLY/ && incopy[$1] { n++ }
+		END { print n + 0 }' "$SCRATCH/opens"
+	echo "$output reads"
+	[ "$output" -le 2 ]
+}
+
 # --- records a user can paste (issue 18, item 7) ---------------------------------
 
 @test "a -- step is recorded with its exact argv and shown and recorded shell-quoted, so pasting it runs the same" {
