@@ -460,8 +460,9 @@ forge_copy_snapshot_tree() {
 		# HEAD's tree read afresh (its cached trees come with it): entries
 		# without stat data, never "racily clean", so no index write of the
 		# scratch index hashes the files just checked out again.
-		rm -f -- "$forge_copy_index" &&
-			forge_snapshot_git "$1" read-tree "$forge_head" &&
+		# (SCRATCH is new, so there is no index to remove; and read-tree
+		# without -m never reads one.)
+		forge_snapshot_git "$1" read-tree "$forge_head" &&
 			if [ -s "$2/changes.patch" ]; then
 				forge_snapshot_git "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 					apply --whitespace=nowarn --cached "$2/changes.patch"
@@ -929,8 +930,11 @@ forge_isolated_detect() {
 	forge_detect_setup='[]' forge_detect_keep='[]' forge_detect_key='[]'
 	# The same as newline-separated lists, for forge_isolated_plan.
 	forge_detect_keep_list='' forge_detect_key_list=''
-	# Only these names decide, so only they are looked for.
-	forge_detect_list "$1" package.json package-lock.json npm-shrinkwrap.json Cargo.toml
+	# Only these names decide, so only they are looked for (plain names:
+	# git's listing needs no -z), in the repository --isolated requires.
+	forge_detect_files=$(forge_git -C "$1" ls-files --cached --others --exclude-standard -- \
+		package.json package-lock.json npm-shrinkwrap.json Cargo.toml) ||
+		forge_die 70 "cannot list the files of $1"
 	if forge_detect_has "$1" package.json; then
 		forge_detect_keep='["node_modules"]' forge_detect_keep_list=node_modules
 		if forge_detect_has "$1" package-lock.json; then

@@ -25,9 +25,16 @@ forge_sandbox_locate() {
 forge_sandbox_name_of() {
 	forge_sn_base=${1%/}
 	forge_sn_base=${forge_sn_base##*/}
-	forge_sn_slug=$(printf '%s' "$forge_sn_base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
-		LC_ALL=C sed -e 's/[^a-z0-9.-][^a-z0-9.-]*/-/g' -e 's/^[.-]*//' -e 's/[.-]*$//' \
-			-e 's/^\(.\{40\}\).*/\1/')
+	case $forge_sn_base in
+	'' | *[!abcdefghijklmnopqrstuvwxyz0123456789.-]* | [.-]* | *[.-]) forge_sn_slug= ;;
+	*) forge_sn_slug=$forge_sn_base ;;
+	esac
+	# A name that is its own slug (the common case) costs no process.
+	if [ -z "$forge_sn_slug" ] || [ "${#forge_sn_slug}" -gt 40 ]; then
+		forge_sn_slug=$(printf '%s' "$forge_sn_base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
+			LC_ALL=C sed -e 's/[^a-z0-9.-][^a-z0-9.-]*/-/g' -e 's/^[.-]*//' -e 's/[.-]*$//' \
+				-e 's/^\(.\{40\}\).*/\1/')
+	fi
 	[ -n "$forge_sn_slug" ] || forge_sn_slug=sandbox
 	forge_sn_hash=$(printf '%s' "$1" | forge_sha256) || return 1
 	forge_sandbox_name=forge-$forge_sn_slug-${forge_sn_hash%"${forge_sn_hash#????????}"}
@@ -36,12 +43,13 @@ forge_sandbox_name_of() {
 # forge_sha256: prints the hex SHA-256 of standard input.
 forge_sha256() {
 	if command -v sha256sum >/dev/null 2>&1; then
-		sha256sum | sed 's/ .*//'
+		forge_sha256_line=$(sha256sum) || return 1
 	elif command -v openssl >/dev/null 2>&1; then
-		openssl dgst -sha256 -r | sed 's/ .*//'
+		forge_sha256_line=$(openssl dgst -sha256 -r) || return 1
 	else
-		shasum -a 256 | sed 's/ .*//'
+		forge_sha256_line=$(shasum -a 256) || return 1
 	fi
+	printf '%s\n' "${forge_sha256_line%% *}"
 }
 
 # forge_sandbox_volumes NAME: sets forge_sandbox_docker_volume and

@@ -22,19 +22,14 @@ forge_makefile_test_target() {
 	fi
 }
 
-# forge_detect_list ROOT [NAME...]: sets forge_detect_files to the paths a
-# copy of ROOT would contain (tracked, and untracked but not ignored), one a
-# line; a name holding a newline has it turned into \001, so it can never
-# pass for another. With NAMEs (literal top-level names), only those are
-# looked for, and git reads no folder below ROOT. Outside a git repository:
-# the regular files at ROOT itself.
+# forge_detect_list ROOT: sets forge_detect_files to the paths a copy of ROOT
+# would contain (tracked, and untracked but not ignored), one a line; a name
+# holding a newline has it turned into \001, so it can never pass for
+# another. Outside a git repository: the regular files at ROOT itself.
 forge_detect_list() {
 	if forge_git -C "$1" rev-parse --git-dir >/dev/null 2>&1; then
-		forge_detect_root=$1
-		shift
-		[ "$#" -eq 0 ] || set -- -- "$@"
-		forge_detect_files=$(forge_git -C "$forge_detect_root" ls-files -z --cached --others --exclude-standard "$@" 2>/dev/null |
-			tr '\n\000' '\001\n') || forge_die 70 "cannot list the files of $forge_detect_root"
+		forge_detect_files=$(forge_git -C "$1" ls-files -z --cached --others --exclude-standard 2>/dev/null |
+			tr '\n\000' '\001\n') || forge_die 70 "cannot list the files of $1"
 	else
 		forge_detect_files=$(cd -- "$1" && for f in * .[!.]*; do [ ! -f "$f" ] || printf '%s\n' "$f"; done)
 	fi
