@@ -611,3 +611,23 @@ as_pw_user() {
 	run ls "$NS_REPO"
 	refute_output --partial core
 }
+
+@test "GNU make .ONESHELL with SHELL=a 'bash' link to forge-shell: @, - and + are stripped and the recipe runs inside" {
+	ns_up
+	eval "$(forge-sandbox env "$NS_REPO")"
+	# What make install puts in pkglibexecdir (forge-shell(1), HARNESS RECIPES).
+	mkdir "$SCRATCH/libexec"
+	ln -s "$abs_top_builddir/helpers/forge-shell" "$SCRATCH/libexec/bash"
+	printf '.ONESHELL:\nall:\n\t@echo "in $$(hostname)"\n\t-false\n\t+@id -u\n' >"$NS_REPO/Makefile"
+	run --separate-stderr make -s SHELL="$SCRATCH/libexec/bash"
+	assert_success
+	assert_line --index 0 "in $NS_NAME"
+	assert_line --index 1 1000
+	# Why the link: under its own name make does not know forge-shell for a
+	# POSIX shell and hands the later lines' prefixes to it.
+	run make -s SHELL="$abs_top_builddir/helpers/forge-shell"
+	assert_failure
+	assert_output --partial '-false: command not found'
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+}
