@@ -646,7 +646,10 @@ static void die_by_signal(int sig)
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
-	if (sigaction(sig, &sa, NULL) == 0 && sigprocmask(SIG_UNBLOCK, &set, NULL) == 0)
+	if (sigaction(sig, &sa, NULL) != 0) {
+		/* SIGKILL takes no disposition, and needs none. */
+	}
+	if (sigprocmask(SIG_UNBLOCK, &set, NULL) == 0)
 		raise(sig);
 	exit(128 + sig);
 }

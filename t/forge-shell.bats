@@ -605,6 +605,8 @@ as_pw_user() {
 	# An exit status that only looks like a signal's is one.
 	run python3 -c 'import subprocess; print(subprocess.run(["forge-shell", "-c", "exit 143"]).returncode)'
 	assert_output 143
+	run node -e 'const r = require("child_process").spawnSync("forge-shell", ["-c", "kill -KILL $$"]); console.log(r.status, r.signal)'
+	assert_output 'null SIGKILL'
 	# No core file of forge-shell's own.
 	run forge-shell -c 'kill -SEGV $$'
 	assert_failure 139

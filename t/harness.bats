@@ -115,14 +115,19 @@ oc_start() {
 			"models": {"scripted": {"name": "Scripted", "tool_call": true}}}},
 			"model": "scripted/scripted", "small_model": "scripted/scripted",'
 	fi
+	# forge-sandbox as the plugin runs it, each call logged.
+	printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec "%s" "$@"\n' "$SCRATCH/plugin-calls" \
+		"$abs_top_builddir/bin/forge-sandbox" >"$SCRATCH/forge-sandbox-logged"
+	chmod +x "$SCRATCH/forge-sandbox-logged"
 	printf '{%s "shell": "%s", "autoupdate": false, "share": "disabled"}\n' \
 		"$provider" "$abs_top_builddir/helpers/forge-shell" >"$dir/opencode.json"
 	(
 		cd "$REPO" || exit 1
-		export FORGE_SANDBOX_REQUIRED=1 FORGE_SANDBOX_PROGRAM="$abs_top_builddir/bin/forge-sandbox"
+		export FORGE_SANDBOX_REQUIRED=1 FORGE_SANDBOX_PROGRAM="$SCRATCH/forge-sandbox-logged"
 		export OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_SHARE=1
 		export OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_CLAUDE_CODE=1
-		unset FORGE_SANDBOX_CONTAINER
+		# OC_HOST=1: opencode started with the explicit way to the host.
+		if [ -n "${OC_HOST:-}" ]; then export FORGE_SANDBOX_CONTAINER=host; else unset FORGE_SANDBOX_CONTAINER; fi
 		exec "$OPENCODE" serve --hostname 127.0.0.1 --port 0
 	) </dev/null >"$SCRATCH/opencode.log" 2>&1 &
 	OC_PID=$!
@@ -151,6 +156,26 @@ oc_session() {
 	[ "$(jq -r '.parts[0].state.output' <<<"$output")" = "$NAME
 1000
 no-shadow" ]
+	# The directory's sandbox was looked up once, not per command.
+	oc_post "/session/$SESSION/shell" '{"agent": "build", "command": "hostname"}'
+	[ "$(jq -r '.parts[0].state.output' <<<"$output")" = "$NAME" ]
+	run cat "$SCRATCH/plugin-calls"
+	assert_output "env -- $REPO"
+	# Removed under the harness: forge-shell's own answer, never a host run
+	# or msb's "not found".
+	forge-sandbox rm "$REPO" >/dev/null
+	oc_post "/session/$SESSION/shell" '{"agent": "build", "command": "echo ran >ran-here"}'
+	[[ $(jq -r '.parts[0].state.output' <<<"$output") == "forge-shell: error: the namespace sandbox $NAME is not there "* ]]
+	[ ! -e "$REPO/ran-here" ]
+}
+
+@test "opencode started with FORGE_SANDBOX_CONTAINER=host: the explicit opt-out runs on the host, even in required mode" {
+	OC_HOST=1 oc_start
+	oc_session
+	oc_post "/session/$SESSION/shell" '{"agent": "build", "command": "hostname; test -e /etc/shadow && echo shadow"}'
+	[ "$(jq -r '.parts[0].state.output' <<<"$output")" = "$(hostname)
+shadow" ]
+	[ ! -e "$SCRATCH/plugin-calls" ]
 }
 
 @test "opencode's agent bash tool, driven by a scripted model on loopback: the command runs inside" {
