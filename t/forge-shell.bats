@@ -621,13 +621,14 @@ as_pw_user() {
 	mkdir "$SCRATCH/libexec"
 	ln -s "$abs_top_builddir/helpers/forge-shell" "$SCRATCH/libexec/bash"
 	printf '.ONESHELL:\nall:\n\t@echo "in $$(hostname)"\n\t-false\n\t+@id -u\n' >"$NS_REPO/Makefile"
-	run --separate-stderr make -s SHELL="$SCRATCH/libexec/bash"
+	# Not the make check that runs this test: its flags (-w, -j) stay out.
+	run --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory SHELL="$SCRATCH/libexec/bash"
 	assert_success
 	assert_line --index 0 "in $NS_NAME"
 	assert_line --index 1 1000
 	# Why the link: under its own name make does not know forge-shell for a
 	# POSIX shell and hands the later lines' prefixes to it.
-	run make -s SHELL="$abs_top_builddir/helpers/forge-shell"
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory SHELL="$abs_top_builddir/helpers/forge-shell"
 	assert_failure
 	assert_output --partial '-false: command not found'
 	[ ! -e "$MSB_LOG" ]
