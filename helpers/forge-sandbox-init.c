@@ -23,7 +23,8 @@
  *   client -> server  a 20-byte header sent with SCM_RIGHTS carrying exactly
  *                     three fds (the command's stdin, stdout, stderr):
  *                       u32 magic "FSI1", u32 flags (bit 0: kill the command's
- *                       process group when the command ends), u32 argc
+ *                       process group when the command ends; bit 1: report
+ *                       death by signal n as 256+n), u32 argc
  *                       (1..ARGS_MAX), u32 envc (0..ARGS_MAX), u32 length
  *                       (at most PAYLOAD_MAX)
  *                     then `length` bytes: 1 + argc + envc NUL-terminated
@@ -32,7 +33,8 @@
  *   client -> server  8-byte frames: u32 FRAME_SIGNAL, u32 signal number
  *                     (INT, TERM, HUP or QUIT; sent to the process group).
  *   server -> client  one 8-byte frame: u32 FRAME_STATUS, u32 status (the
- *                     exit code, 128+n for signal n, 126 when the command
+ *                     exit code, 128+n for signal n (256+n with flag bit
+ *                     1), 126 when the command
  *                     cannot be executed, 127 when it is not found); then
  *                     the server closes the connection.
  *   A client that disconnects before its status was sent has its command's
@@ -77,6 +79,7 @@ enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70, EXIT_CANTCREAT = 73, EXIT_CANNOT_EXE
 
 #define MAGIC 0x31495346u  /* "FSI1" little-endian */
 #define FLAG_KILL_AT_END 1u
+#define FLAG_SIGNAL_STATUS 2u
 #define FRAME_SIGNAL 1u
 #define FRAME_STATUS 2u
 #define ARGS_MAX 65536u
@@ -676,6 +679,8 @@ static void reap(struct conn *conns)
 		for (int i = 0; i < CONNS_MAX; i++) {
 			if (conns[i].pid != pid)
 				continue;
+			if (WIFSIGNALED(st) && (conns[i].flags & FLAG_SIGNAL_STATUS))
+				status = 256 + WTERMSIG(st);
 			if (conns[i].flags & FLAG_KILL_AT_END)
 				kill(-pid, SIGKILL);
 			if (conns[i].fd >= 0)

@@ -20,12 +20,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -34,7 +36,9 @@
 #define USAGE \
 	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n" \
 	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n" \
-	"msb exec), or in the host shell when it is unset or empty. The arguments are\n" \
+	"msb exec, or the exec socket of a namespace sandbox), or in the host shell\n" \
+	"when it is unset or empty, or \"host\". With FORGE_SANDBOX_REQUIRED=1 an unset\n" \
+	"or empty one runs nothing (127). The arguments are\n" \
 	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n" \
 	"--version are forge-shell's own only as the sole argument.\n" \
 	"  forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n" \
@@ -275,6 +279,7 @@ static void run_on_host(char **argv)
 
 #define BWRAP_MAGIC 0x31495346u  /* "FSI1" */
 #define BWRAP_FLAG_KILL_AT_END 1u
+#define BWRAP_FLAG_SIGNAL_STATUS 2u  /* death by signal n comes back as 256 + n */
 #define BWRAP_FRAME_SIGNAL 1u
 #define BWRAP_FRAME_STATUS 2u
 #define BWRAP_ARGS_MAX 65536u
@@ -292,29 +297,87 @@ static void bwrap_fail(const char *name, const char *why, const char *detail)
 }
 
 /*
- * The state folder of namespace sandbox NAME, ${XDG_STATE_HOME:-$HOME/.local/state}/forge/bwrap/NAME,
- * or NULL when there is no such directory (then NAME is an msb sandbox).
+ * The base of forge's state, by forge_xdg_dir's rule (lib-sh/forge-core.sh):
+ * $XDG_STATE_HOME when it is absolute (a relative one is ignored), else
+ * $HOME/.local/state when HOME is absolute, else the passwd entry's home of
+ * the effective user, so a harness with its own or no HOME still finds the
+ * sandbox; NULL when there is no absolute home at all.
  */
-static char *bwrap_state_dir(const char *name)
+static char *state_base(void)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME"), *suffix = "";
-	struct stat st;
-	char *dir;
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	const char *suffix = "/.local/state";
 	size_t len;
+	char *base;
 
-	if (!state || state[0] != '/') {
+	if (xdg && xdg[0] == '/') {
+		home = xdg;
+		suffix = "";
+	} else if (!home || home[0] != '/') {
+		struct passwd *pw = getpwuid(geteuid());
+
+		home = pw ? pw->pw_dir : NULL;
 		if (!home || home[0] != '/')
 			return NULL;
-		state = home;
-		suffix = "/.local/state";
 	}
-	len = strlen(state) + strlen(suffix) + strlen("/forge/bwrap/") + strlen(name) + 1;
-	dir = xmalloc(len);
-	snprintf(dir, len, "%s%s/forge/bwrap/%s", state, suffix, name);
-	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-		return dir;
-	free(dir);
-	return NULL;
+	len = strlen(home);
+	/* "${HOME%/}": one trailing slash goes, as in the shell. */
+	if (*suffix && len > 1 && home[len - 1] == '/')
+		len--;
+	base = xmalloc(len + strlen(suffix) + 1);
+	memcpy(base, home, len);
+	strcpy(base + len, suffix);
+	return base;
+}
+
+/* BASE/forge/KIND/NAME. */
+static char *state_path(const char *base, const char *kind, const char *name)
+{
+	size_t len = strlen(base) + strlen("/forge//") + strlen(kind) + strlen(name) + 1;
+	char *path = xmalloc(len);
+
+	snprintf(path, len, "%s/forge/%s/%s", base, kind, name);
+	return path;
+}
+
+static int is_real_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * Whether forge's registry (BASE/forge/sandboxes/NAME, a forge-state file)
+ * records NAME as a namespace sandbox: a line "backend=bwrap".
+ */
+static int registry_says_bwrap(const char *base, const char *name)
+{
+	char buf[BWRAP_ENV_FILE_MAX + 1], *path = state_path(base, "sandboxes", name), *line, *next;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK), found = 0;
+
+	free(path);
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + got, BWRAP_ENV_FILE_MAX - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	for (line = buf; line && !found; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		found = strcmp(line, "backend=bwrap") == 0;
+	}
+	return found;
 }
 
 static void bwrap_send_all(const char *name, int fd, const char *buf, size_t len)
@@ -365,7 +428,9 @@ static int bwrap_connect(const char *name, const char *dir)
 		rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
 	while (rc != 0 && errno == EINTR);
 	if (rc != 0)
-		bwrap_fail(name, "its exec socket does not answer; is it up?", strerror(errno));
+		die(EXIT_NOT_FOUND, "the namespace sandbox ", name, " is not running (its exec socket in ", dir,
+			" does not answer: ", strerror(errno), "); forge-sandbox up starts it; refusing to run on the host",
+			(const char *)NULL);
 	if (dirfd >= 0)
 		close(dirfd);
 	return fd;
@@ -561,6 +626,35 @@ static int bwrap_wait(int sock, uint32_t frame[2], struct bwrap_relay relay[3])
 }
 
 /*
+ * The command died by signal SIG: so does forge-shell, as bash and GNU
+ * timeout do, with the default disposition and no core file of its own, so
+ * the harness sees the signal (Node: signal 'SIGTERM'; Python: -15), not
+ * 128 + SIG. A signal whose default does not kill leaves 128 + SIG.
+ */
+static void die_by_signal(int sig)
+{
+	struct rlimit no_core = { 0, 0 };
+	struct sigaction sa;
+	sigset_t set;
+
+	fflush(NULL);
+	if (setrlimit(RLIMIT_CORE, &no_core) != 0) {
+		/* A core file of forge-shell at worst; the signal matters more. */
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (sigaction(sig, &sa, NULL) != 0) {
+		/* SIGKILL takes no disposition, and needs none. */
+	}
+	if (sigprocmask(SIG_UNBLOCK, &set, NULL) == 0)
+		raise(sig);
+	exit(128 + sig);
+}
+
+/*
  * Runs ARGV (ARGC strings) in the namespace sandbox NAME whose state folder
  * is DIR, through its exec server, and exits with the command's status.
  */
@@ -622,7 +716,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 			bwrap_fail(name, "sigaction", strerror(errno));
 
 	header[0] = BWRAP_MAGIC;
-	header[1] = flags;
+	header[1] = flags | BWRAP_FLAG_SIGNAL_STATUS;
 	header[2] = (uint32_t)argc;
 	header[3] = (uint32_t)envc;
 	header[4] = (uint32_t)length;
@@ -656,13 +750,70 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	if (bwrap_wait(bwrap_sock, frame, relay) != 0)
 		die(EXIT_NOT_FOUND, "lost the connection to the sandbox ", name,
 			" before the command's status came", (const char *)NULL);
+	if (frame[0] == BWRAP_FRAME_STATUS && frame[1] > 256 && frame[1] < 256 + 65)
+		die_by_signal((int)(frame[1] - 256));
 	if (frame[0] != BWRAP_FRAME_STATUS || frame[1] > 255)
 		die(EXIT_NOT_FOUND, "the sandbox ", name, " sent an invalid answer", (const char *)NULL);
 	exit((int)frame[1]);
 }
 
 /*
- * A sandbox with a state folder is a namespace sandbox; any other is msb's.
+ * Which backend NAME is, and where its state folder is. A namespace sandbox
+ * is named so by what `forge-sandbox env` exports (FORGE_SANDBOX_BACKEND=bwrap,
+ * FORGE_SANDBOX_STATE=its state folder), by its state folder, or by forge's
+ * registry (backend=bwrap); FORGE_SANDBOX_BACKEND=msb, or none of these,
+ * is an msb sandbox (NULL). A namespace sandbox that is expected but not
+ * there is 127 here: its name never goes to msb, whose "not found" an agent
+ * would read as a failed command.
+ */
+static char *namespace_state(const char *name)
+{
+	const char *backend = getenv("FORGE_SANDBOX_BACKEND"), *state = getenv("FORGE_SANDBOX_STATE");
+	const char *slash;
+	char *base, *dir;
+	int expected = 0;
+
+	if (backend && *backend && strcmp(backend, "bwrap") != 0 && strcmp(backend, "msb") != 0)
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_BACKEND=", backend,
+			" is neither bwrap nor msb; refusing to run on the host", (const char *)NULL);
+	if (state && *state) {
+		slash = strrchr(state, '/');
+		if (state[0] != '/' || strcmp(slash + 1, name) != 0)
+			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_STATE=", state, " is not the absolute state folder of ", name,
+				"; refusing to run on the host", (const char *)NULL);
+		if (backend && strcmp(backend, "msb") == 0)
+			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_BACKEND=msb with FORGE_SANDBOX_STATE=", state,
+				" (a namespace sandbox's); refusing to run on the host", (const char *)NULL);
+		dir = xmalloc(strlen(state) + 1);
+		strcpy(dir, state);
+		expected = 1;
+	} else {
+		if (backend && strcmp(backend, "msb") == 0)
+			return NULL;
+		base = state_base();
+		if (!base) {
+			if (backend && *backend)
+				die(EXIT_NOT_FOUND, "cannot find the state folder of the namespace sandbox ", name,
+					" (no absolute XDG_STATE_HOME or HOME, and no home in the passwd entry); refusing to run on the host",
+					(const char *)NULL);
+			return NULL;
+		}
+		dir = state_path(base, "bwrap", name);
+		expected = (backend && *backend) || registry_says_bwrap(base, name);
+		free(base);
+	}
+	if (is_real_dir(dir))
+		return dir;
+	if (expected)
+		die(EXIT_NOT_FOUND, "the namespace sandbox ", name, " is not there (no state folder ", dir,
+			"): removed? forge-sandbox up in its worktree starts it; refusing to run on the host",
+			(const char *)NULL);
+	free(dir);
+	return NULL;
+}
+
+/*
+ * A namespace sandbox goes to its exec socket; any other to msb.
  * "--exec[-kill-group] COMMAND..." runs COMMAND itself (forge-sandbox exec).
  */
 static void route_to_sandbox(const char *name, int argc, char **argv)
@@ -674,7 +825,7 @@ static void route_to_sandbox(const char *name, int argc, char **argv)
 	if (!is_sandbox_name(name))
 		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '", name,
 			"'; refusing to run on the host", (const char *)NULL);
-	dir = bwrap_state_dir(name);
+	dir = namespace_state(name);
 	if (!dir) {
 		if (exec_mode)
 			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; ", name,
@@ -696,7 +847,7 @@ static void route_to_sandbox(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *name = getenv("FORGE_SANDBOX_CONTAINER");
+	const char *name = getenv("FORGE_SANDBOX_CONTAINER"), *required = getenv("FORGE_SANDBOX_REQUIRED");
 
 	/* A shell shim receives shell arguments: only a lone --help/--version is ours. */
 	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
@@ -713,8 +864,17 @@ int main(int argc, char **argv)
 		argc = 1;
 		argv = no_args;
 	}
+	/* "host" is the one way to the host shell in required mode (SPEC 4.4). */
+	if (name && strcmp(name, "host") == 0)
+		run_on_host(argv);
 	if (name && *name)
 		route_to_sandbox(name, argc, argv);
+	if (required && *required && strcmp(required, "0") != 0) {
+		if (strcmp(required, "1") != 0)
+			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_REQUIRED=", required,
+				" is neither 1 nor 0; refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "no sandbox for this session; refusing to run on the host", (const char *)NULL);
+	}
 	run_on_host(argv);
 	return EXIT_NOT_FOUND;
 }

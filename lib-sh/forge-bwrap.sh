@@ -699,7 +699,7 @@ forge_bwrap_up() {
 		case ${3:-} in
 		'')
 			forge_say "adopting $2 (running)"
-			forge_sandbox_register "$2" "$1"
+			forge_sandbox_register "$2" "$1" bwrap
 			forge_sandbox_drift_check "$1" "$2"
 			return 0
 			;;
@@ -719,7 +719,7 @@ forge_bwrap_up() {
 		printf '%s\n' "$forge_sandbox_image" >"$forge_bwrap_dir/image"
 	fi || forge_die 73 "cannot write $forge_bwrap_dir/image"
 	forge_bwrap_limits_set "$2" "$forge_sp_memory" "$forge_sp_cpus"
-	forge_sandbox_register "$2" "$1"
+	forge_sandbox_register "$2" "$1" bwrap
 	forge_sandbox_record_create "$1" "$2"
 	forge_bwrap_start "$1" "$2"
 	forge_say "started $2 (namespace sandbox, pid $forge_bwrap_pid)"

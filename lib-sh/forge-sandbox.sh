@@ -581,12 +581,13 @@ forge_sandbox_registry() {
 	forge_sandbox_registry_file=$forge_sandbox_registry_dir/$1
 }
 
-# forge_sandbox_register NAME ROOT: records that sandbox NAME serves the
-# worktree ROOT. A failure is a warning: only prune needs it.
+# forge_sandbox_register NAME ROOT [BACKEND]: records that sandbox NAME serves
+# the worktree ROOT, and its BACKEND (default msb; forge-shell reads it). A
+# failure is a warning: only prune and forge-shell need it.
 forge_sandbox_register() {
 	forge_sandbox_registry "$1"
 	if mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null &&
-		forge_state set "$forge_sandbox_registry_file" "worktree=$2" 2>/dev/null; then
+		forge_state set "$forge_sandbox_registry_file" "worktree=$2" "backend=${3:-msb}" 2>/dev/null; then
 		return 0
 	fi
 	forge_warn "cannot record $1 in $forge_sandbox_registry_dir; prune will leave it alone"

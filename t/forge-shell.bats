@@ -1,7 +1,12 @@
 #!/usr/bin/env bats
 load test_helper
-setup() { load_support; forge_test_setup; }
-teardown() { forge_test_teardown; }
+setup() { load_support; forge_test_setup; unset FORGE_SANDBOX_REQUIRED FORGE_SANDBOX_BACKEND FORGE_SANDBOX_STATE; }
+teardown() {
+	# A namespace sandbox a test started (ns_up) goes with it.
+	[ -z "${NS_REPO:-}" ] || forge-sandbox rm "$NS_REPO" >/dev/null 2>&1 || :
+	[ -z "${PW_USER:-}" ] || { as_pw_user env HOME="$SCRATCH/pw-home" forge-sandbox rm "$PW_REPO" >/dev/null 2>&1; userdel "$PW_USER" 2>/dev/null; } || :
+	forge_test_teardown
+}
 
 bats_require_minimum_version 1.5.0
 
@@ -399,6 +404,233 @@ strace_or_skip() {
 		assert_failure 127
 		[[ $stderr == *'msb not found on PATH'* ]]
 	fi
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+}
+
+# ns_up: a real namespace sandbox (bwrap, the host's own /usr) for a scratch
+# repository $NS_REPO; NS_NAME is its name, NS_STATE its state folder. msb
+# is the logging stub (stub_msb), so a test can prove msb never ran.
+ns_up() {
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
+		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
+	fi
+	stub_msb
+	unset FORGE_SANDBOX_CONTAINER
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
+	make_repo "$SCRATCH/ns-repo"
+	NS_REPO=$(cd "$SCRATCH/ns-repo" && pwd -P)
+	NS_NAME=$(forge-sandbox up "$NS_REPO" 2>/dev/null) || fail "forge-sandbox up failed"
+	NS_STATE=$HOME/.local/state/forge/bwrap/$NS_NAME
+	cd "$NS_REPO"
+}
+
+# as_pw_user COMMAND...: COMMAND as the user $PW_USER (made by a test), with
+# no HOME and no XDG variables: only its passwd entry says where its home is.
+as_pw_user() {
+	setpriv --reuid="$PW_USER" --regid="$PW_USER" --clear-groups -- \
+		env -u HOME -u XDG_STATE_HOME -u XDG_CONFIG_HOME -u XDG_CACHE_HOME -u XDG_DATA_HOME "$@"
+}
+
+@test "required mode: FORGE_SANDBOX_REQUIRED=1 with no container is 127 and runs nothing; only 'host' runs the host shell" {
+	stub_msb
+	export FORGE_SANDBOX_REQUIRED=1
+	unset FORGE_SANDBOX_CONTAINER
+	run -127 --separate-stderr forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output ''
+	[ "$stderr" = 'forge-shell: error: no sandbox for this session; refusing to run on the host' ]
+	FORGE_SANDBOX_CONTAINER='' run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	[ ! -e "$HOST_MARKER" ]
+	[ ! -e "$MSB_LOG" ]
+	# A value that is neither 1 nor 0 fails closed too.
+	FORGE_SANDBOX_REQUIRED=yes run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output --partial 'FORGE_SANDBOX_REQUIRED=yes is neither 1 nor 0'
+	[ ! -e "$HOST_MARKER" ]
+	FORGE_SANDBOX_CONTAINER=host run forge-shell -c 'echo on the host; exit 3'
+	assert_failure 3
+	assert_output 'on the host'
+	[ -e "$HOST_MARKER" ]
+	[ ! -e "$MSB_LOG" ]
+	# 0 is the default: the host shell.
+	rm "$HOST_MARKER"
+	FORGE_SANDBOX_REQUIRED=0 run forge-shell -c 'exit 4'
+	assert_failure 4
+	[ -e "$HOST_MARKER" ]
+}
+
+@test "FORGE_SANDBOX_CONTAINER=host is the host shell outside required mode too; msb never sees the name" {
+	stub_msb
+	export FORGE_SANDBOX_CONTAINER=host
+	run forge-shell -c 'echo "on the host $0"' zero
+	assert_success
+	assert_output 'on the host zero'
+	[ -e "$HOST_MARKER" ]
+	[ ! -e "$MSB_LOG" ]
+}
+
+@test "namespace: forge-sandbox env exports the backend and the state folder; with only those, the command runs inside" {
+	ns_up
+	run --separate-stderr forge-sandbox env "$NS_REPO"
+	assert_success
+	assert_line --index 0 "export FORGE_SANDBOX_CONTAINER='$NS_NAME'"
+	assert_line --index 1 'export FORGE_SANDBOX_BACKEND=bwrap'
+	assert_line --index 2 "export FORGE_SANDBOX_STATE=$NS_STATE"
+	eval "$output"
+	# No HOME, no XDG variable: what env exported is enough.
+	run env -u HOME -u XDG_STATE_HOME forge-shell -c 'hostname; id -u; test ! -e /etc/shadow && echo no-shadow'
+	assert_success
+	assert_line --index 0 "$NS_NAME"
+	assert_line --index 1 1000
+	assert_line --index 2 no-shadow
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+}
+
+@test "namespace: a removed sandbox named by what env exported is forge-shell's 127, never msb's 'not found'" {
+	ns_up
+	eval "$(forge-sandbox env "$NS_REPO")"
+	forge-sandbox rm "$NS_REPO" >/dev/null
+	run -127 --separate-stderr forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output ''
+	[[ $stderr == "forge-shell: error: the namespace sandbox $NS_NAME is not there (no state folder $NS_STATE): removed? forge-sandbox up in its worktree starts it; refusing to run on the host" ]]
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+	# FORGE_SANDBOX_BACKEND=bwrap alone says as much, and --exec too.
+	unset FORGE_SANDBOX_STATE
+	run -127 forge-shell --exec true
+	assert_failure 127
+	assert_output --partial 'is not there'
+	[ ! -e "$MSB_LOG" ]
+}
+
+@test "namespace: a sandbox whose state is gone but forge's registry says bwrap: 127, never msb; the registry's msb goes to msb" {
+	stub_msb
+	mkdir -p "$HOME/.local/state/forge/sandboxes"
+	printf 'worktree=/nowhere\nbackend=bwrap\n' >"$HOME/.local/state/forge/sandboxes/forge-gone-0123abcd"
+	FORGE_SANDBOX_CONTAINER=forge-gone-0123abcd run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output --partial 'the namespace sandbox forge-gone-0123abcd is not there'
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+	printf 'worktree=/nowhere\nbackend=msb\n' >"$HOME/.local/state/forge/sandboxes/forge-gone-0123abcd"
+	FORGE_SANDBOX_CONTAINER=forge-gone-0123abcd run forge-shell -c 'echo ran'
+	assert_success
+	[ -e "$MSB_LOG" ]
+}
+
+@test "namespace: a stopped sandbox (state folder there, exec socket dead or missing) is 127 with forge-shell's message" {
+	stub_msb
+	state=$HOME/.local/state/forge/bwrap/forge-stopped-0123abcd
+	mkdir -p "$state"
+	FORGE_SANDBOX_CONTAINER=forge-stopped-0123abcd run -127 --separate-stderr forge-shell -c 'echo ran'
+	assert_failure 127
+	[[ $stderr == "forge-shell: error: the namespace sandbox forge-stopped-0123abcd is not running (its exec socket in $state does not answer: "*"); forge-sandbox up starts it; refusing to run on the host" ]]
+	# A socket file nobody listens on any more (the init was killed).
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "$state/exec.sock"
+	FORGE_SANDBOX_CONTAINER=forge-stopped-0123abcd run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output --partial 'Connection refused'
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+}
+
+@test "namespace: bad FORGE_SANDBOX_BACKEND or FORGE_SANDBOX_STATE values fail closed (127)" {
+	stub_msb
+	FORGE_SANDBOX_BACKEND=docker run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output --partial 'FORGE_SANDBOX_BACKEND=docker is neither bwrap nor msb'
+	FORGE_SANDBOX_STATE=relative/forge-work-0123abcd run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	FORGE_SANDBOX_STATE=$HOME/.local/state/forge/bwrap/forge-other-0123abcd run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	assert_output --partial 'is not the absolute state folder of forge-work-0123abcd'
+	FORGE_SANDBOX_BACKEND=msb FORGE_SANDBOX_STATE=$HOME/.local/state/forge/bwrap/forge-work-0123abcd run -127 forge-shell -c 'echo ran'
+	assert_failure 127
+	[ ! -e "$MSB_LOG" ]
+	[ ! -e "$HOST_MARKER" ]
+	# FORGE_SANDBOX_BACKEND=msb: msb, whatever folders there are.
+	mkdir -p "$HOME/.local/state/forge/bwrap/forge-work-0123abcd"
+	FORGE_SANDBOX_BACKEND=msb run forge-shell -c 'echo ran'
+	assert_success
+	[ -e "$MSB_LOG" ]
+}
+
+@test "namespace: the state folder is found without HOME, through the passwd entry; a relative XDG_STATE_HOME is ignored" {
+	[ "$(id -u)" = 0 ] || [ "${CI:-}" = true ] || skip "needs root to make a user whose passwd home is a scratch folder"
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
+		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
+	fi
+	stub_msb
+	unset FORGE_SANDBOX_CONTAINER
+	PW_USER=forge-pw$$
+	chmod 755 "$SCRATCH"
+	useradd -M -d "$SCRATCH/pw-home" -s /bin/sh "$PW_USER"
+	mkdir -p "$SCRATCH/pw-home/.config/forge"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
+		>"$SCRATCH/pw-home/.config/forge/config.json"
+	make_repo "$SCRATCH/pw-home/repo"
+	chown -R "$PW_USER:" "$SCRATCH/pw-home" "$SCRATCH/stubbin"
+	chmod 644 "$MSB_LOG" 2>/dev/null || :
+	PW_REPO=$SCRATCH/pw-home/repo
+	# up itself is given the home (forge-sandbox's side is not under test here).
+	name=$(as_pw_user env HOME="$SCRATCH/pw-home" forge-sandbox up "$PW_REPO" 2>/dev/null)
+	[ -d "$SCRATCH/pw-home/.local/state/forge/bwrap/$name" ]
+	cd "$PW_REPO"
+	run as_pw_user env FORGE_SANDBOX_CONTAINER="$name" forge-shell -c 'hostname; id -u'
+	assert_success
+	assert_line --index 0 "$name"
+	assert_line --index 1 1000
+	run as_pw_user env HOME=relative XDG_STATE_HOME=relative/state FORGE_SANDBOX_CONTAINER="$name" forge-shell -c hostname
+	assert_success
+	assert_output "$name"
+	[ ! -e "$MSB_LOG" ]
+}
+
+@test "namespace: a command that dies by a signal kills forge-shell by the same signal (Node: SIGTERM, Python: -2); exit 143 stays 143" {
+	ns_up
+	eval "$(forge-sandbox env "$NS_REPO")"
+	run node -e 'const r = require("child_process").spawnSync("forge-shell", ["-c", "kill -TERM $$"]); console.log(r.status, r.signal)'
+	assert_output 'null SIGTERM'
+	run python3 -c 'import subprocess; print(subprocess.run(["forge-shell", "-c", "kill -INT $$"]).returncode)'
+	assert_output -- -2
+	run python3 -c 'import subprocess; print(subprocess.run("kill -TERM $$", shell=True, executable="forge-shell").returncode)'
+	assert_output -- -15
+	# An exit status that only looks like a signal's is one.
+	run python3 -c 'import subprocess; print(subprocess.run(["forge-shell", "-c", "exit 143"]).returncode)'
+	assert_output 143
+	run node -e 'const r = require("child_process").spawnSync("forge-shell", ["-c", "kill -KILL $$"]); console.log(r.status, r.signal)'
+	assert_output 'null SIGKILL'
+	# No core file of forge-shell's own.
+	run forge-shell -c 'kill -SEGV $$'
+	assert_failure 139
+	run ls "$NS_REPO"
+	refute_output --partial core
+}
+
+@test "GNU make .ONESHELL with SHELL=a 'bash' link to forge-shell: @, - and + are stripped and the recipe runs inside" {
+	ns_up
+	eval "$(forge-sandbox env "$NS_REPO")"
+	# What make install puts in pkglibexecdir (forge-shell(1), HARNESS RECIPES).
+	mkdir "$SCRATCH/libexec"
+	ln -s "$abs_top_builddir/helpers/forge-shell" "$SCRATCH/libexec/bash"
+	printf '.ONESHELL:\nall:\n\t@echo "in $$(hostname)"\n\t-false\n\t+@id -u\n' >"$NS_REPO/Makefile"
+	# Not the make check that runs this test: its flags (-w, -j) stay out.
+	run --separate-stderr env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory SHELL="$SCRATCH/libexec/bash"
+	assert_success
+	assert_line --index 0 "in $NS_NAME"
+	assert_line --index 1 1000
+	# Why the link: under its own name make does not know forge-shell for a
+	# POSIX shell and hands the later lines' prefixes to it.
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory SHELL="$abs_top_builddir/helpers/forge-shell"
+	assert_failure
+	assert_output --partial '-false: command not found'
 	[ ! -e "$MSB_LOG" ]
 	[ ! -e "$HOST_MARKER" ]
 }

@@ -49,3 +49,26 @@ clean_srcdir() {
 	[ -x "$SCRATCH/stage/opt/forge/bin/forge-verify" ]
 	grep -q '/opt/forge/share/forge/lib-sh' "$SCRATCH/stage/opt/forge/bin/forge-verify"
 }
+
+@test "make install: the opencode plugin (running the installed forge-sandbox) and a 'bash' link to forge-shell for GNU make; DESTDIR keeps the prefix's paths; uninstall removes them" {
+	build=$SCRATCH/build prefix=$SCRATCH/prefix
+	clean_srcdir
+	mkdir "$build" && cd "$build"
+	"$src/configure" --quiet --prefix="$prefix" >/dev/null
+	make -s >/dev/null 2>&1
+	make -s install >/dev/null
+	[ -f "$prefix/share/forge/opencode/forge.js" ]
+	grep -q "\"$prefix/bin/forge-sandbox\"" "$prefix/share/forge/opencode/forge.js"
+	[ "$(readlink "$prefix/libexec/forge/bash")" = "$prefix/bin/forge-shell" ]
+	# One self-contained ES module: it parses, and imports only node's own.
+	cp "$prefix/share/forge/opencode/forge.js" "$SCRATCH/forge.mjs"
+	run node --check "$SCRATCH/forge.mjs"
+	assert_success
+	run grep -E '^import ' "$prefix/share/forge/opencode/forge.js"
+	assert_output 'import { execFile } from "node:child_process"'
+	make -s install DESTDIR="$SCRATCH/stage" >/dev/null
+	[ "$(readlink "$SCRATCH/stage$prefix/libexec/forge/bash")" = "$prefix/bin/forge-shell" ]
+	make -s uninstall >/dev/null
+	[ ! -L "$prefix/libexec/forge/bash" ]
+	[ ! -e "$prefix/share/forge/opencode/forge.js" ]
+}
