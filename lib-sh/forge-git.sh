@@ -113,11 +113,11 @@ forge_git_common_dir() {
 # (GITDIR, or COMMON) has one is refused with 65 naming it. (A common dir
 # that GIT_COMMON_DIR names is the caller's choice, as it is for git.)
 forge_git_dir_check() {
-	if [ -e "$2/commondir" ] || [ -L "$2/commondir" ]; then
+	if forge_path_exists "$2/commondir"; then
 		forge_die 65 "refusing the repository of $1: its main git dir has a commondir file, $2/commondir, which points git at another folder's config, hooks and objects (remove it if you did not put it there)"
 	fi
 	[ "$1" != "$2" ] || return 0
-	[ -e "$1/commondir" ] || [ -L "$1/commondir" ] || return 0
+	forge_path_exists "$1/commondir" || return 0
 	case ${1#"$2"/worktrees/} in "$1" | '' | */*) ;; *) return 0 ;; esac
 	forge_die 65 "refusing the repository of $1: its commondir file, $1/commondir, names $2, which it is no linked worktree of; a main git dir has no commondir (remove it if you did not put it there)"
 }
@@ -149,4 +149,67 @@ forge_exclude_add() {
 		printf '\n' >>"$forge_exclude_file" || return 1
 	fi
 	printf '%s\n' "$2" >>"$forge_exclude_file"
+}
+
+# --- the caller's git environment -------------------------------------------
+# Git exports these to hooks (forge-verify may run from a pre-commit hook),
+# and a caller may set them. They decide which repository is the source, as
+# they would for git; they never reach a git command that works on a copy,
+# nor a step that runs in one.
+
+# forge_git_env_absolute: makes a relative GIT_DIR, GIT_WORK_TREE,
+# GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY or GIT_COMMON_DIR absolute against the
+# current directory (where git would resolve it), since forge runs git with -C.
+forge_git_env_absolute() {
+	forge_env_pwd=$(pwd) || return 1
+	case ${GIT_DIR:-/} in /*) ;; *) GIT_DIR=$forge_env_pwd/$GIT_DIR ;; esac
+	case ${GIT_WORK_TREE:-/} in /*) ;; *) GIT_WORK_TREE=$forge_env_pwd/$GIT_WORK_TREE ;; esac
+	case ${GIT_INDEX_FILE:-/} in /*) ;; *) GIT_INDEX_FILE=$forge_env_pwd/$GIT_INDEX_FILE ;; esac
+	case ${GIT_OBJECT_DIRECTORY:-/} in /*) ;; *) GIT_OBJECT_DIRECTORY=$forge_env_pwd/$GIT_OBJECT_DIRECTORY ;; esac
+	case ${GIT_COMMON_DIR:-/} in /*) ;; *) GIT_COMMON_DIR=$forge_env_pwd/$GIT_COMMON_DIR ;; esac
+}
+
+# forge_git_env_unset: unsets every variable that points git at a repository
+# or changes its configuration (SPEC section 2), so git works on the
+# repository of the current directory: the copy.
+forge_git_env_unset() {
+	forge_env_count=${GIT_CONFIG_COUNT:-0}
+	forge_is_uint "$forge_env_count" || forge_env_count=0
+	[ "${#forge_env_count}" -le 4 ] || forge_env_count=10000
+	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+		GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE \
+		GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_QUARANTINE_PATH \
+		GIT_SHALLOW_FILE GIT_GRAFT_FILE GIT_REPLACE_REF_BASE GIT_PREFIX
+	# GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>, n < GIT_CONFIG_COUNT, go with
+	# it (without the count git ignores them; they are unset for tidiness).
+	forge_env_n=0
+	while [ "$forge_env_n" -lt "$forge_env_count" ]; do
+		unset "GIT_CONFIG_KEY_$forge_env_n" "GIT_CONFIG_VALUE_$forge_env_n"
+		forge_env_n=$((forge_env_n + 1))
+	done
+}
+
+# forge_source_git ROOT ARG...: a read of the source repository at ROOT: the
+# caller's environment applies, and git takes no optional lock (it does not
+# refresh the index, which a pre-commit hook's commit is still writing).
+forge_source_git() {
+	forge_source_root=$1
+	shift
+	forge_git --no-optional-locks -C "$forge_source_root" "$@"
+}
+
+# forge_copy_git DIR ARG...: git in the copy at DIR, hooks disabled and the
+# caller's git environment unset; GIT_INDEX_FILE=$forge_copy_index when that
+# is set (a scratch index).
+forge_copy_git() {
+	(
+		forge_git_env_unset
+		if [ -n "${forge_copy_index:-}" ]; then
+			GIT_INDEX_FILE=$forge_copy_index
+			export GIT_INDEX_FILE
+		fi
+		forge_copy_dir_arg=$1
+		shift
+		exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$forge_copy_dir_arg" "$@"
+	)
 }

@@ -67,18 +67,6 @@ forge_state_path() {
 	done
 }
 
-# forge_file_kind PATH: prints what PATH is, for a message.
-forge_file_kind() {
-	if [ -L "$1" ]; then echo 'a symbolic link'
-	elif [ -d "$1" ]; then echo 'a folder'
-	elif [ -p "$1" ]; then echo 'a FIFO'
-	elif [ -c "$1" ] || [ -b "$1" ]; then echo 'a device'
-	elif [ -S "$1" ]; then echo 'a socket'
-	elif [ -f "$1" ]; then echo 'a regular file'
-	else echo 'not a regular file'
-	fi
-}
-
 # forge_state_require PATH file|dir: forge_state_path, or exit 73 naming PATH.
 forge_state_require() {
 	forge_state_path "$@" || forge_die 73 "$forge_state_refusal"
@@ -173,7 +161,7 @@ forge_runs_finished() {
 	[ -n "${forge_keep_runs:-}" ] || return 0
 	for forge_prune_dir in "$forge_state_dir"/runs/*; do
 		forge_is_run_id "${forge_prune_dir##*/}" || continue
-		{ [ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ]; } || continue
+		forge_is_real_dir "$forge_prune_dir" || continue
 		forge_run_alive "$forge_prune_dir" ||
 			forge_runs_finished="$forge_runs_finished ${forge_prune_dir##*/}"
 	done
@@ -198,7 +186,7 @@ forge_runs_kept_sources() {
 	# Most repositories have no change record: no find for them.
 	set -- "$forge_state_dir"/changes/*.json
 	if [ "$#" -eq 1 ]; then
-		[ -e "$1" ] || [ -L "$1" ] || return 0
+		forge_path_exists "$1" || return 0
 		[ "$1" != "$forge_state_dir/changes/$forge_rk_change.json" ] || return 0
 	fi
 	find "$forge_state_dir/changes" -mindepth 1 -maxdepth 1 -type f -name '*.json' \
@@ -248,7 +236,7 @@ forge_runs_prune() {
 			case $forge_runs_kept in *"
 $forge_prune_id
 "*) continue ;; esac
-			{ [ ! -L "$forge_prune_id" ] && [ -d "$forge_prune_id" ]; } || continue
+			forge_is_real_dir "$forge_prune_id" || continue
 			rm -rf -- "$forge_prune_id" 2>/dev/null || :
 		done
 	)

@@ -359,21 +359,16 @@ exit 0'
 	mkdir "$TMPDIR/forge-verify.0dead0"
 	printf '%s %s\n' "$dead" "$(cut -d')' -f2- /proc/$dead/stat | awk '{print $20}')" >"$TMPDIR/forge-verify.0dead0/owner"
 	kill "$dead" && wait "$dead" || :
-	# What forge 0.1 left: a pool in the git directory, registered as a worktree.
-	git worktree add -q --detach .git/forge/pool/1/repo
 	mine=$(pool)
 	run forge-verify --prune
 	assert_success
 	assert_output --partial "freed $mine/1 ("
 	assert_output --partial "freed $gone_pool ("
 	assert_output --partial "freed $TMPDIR/forge-verify.0dead0 ("
-	assert_output --partial "freed $REPO/.git/forge/pool ("
 	assert_output --regexp 'freed [0-9.]+ [KMG]iB in total'
 	[ ! -e "$mine" ]
 	[ ! -e "$gone_pool" ]
 	[ ! -e "$TMPDIR/forge-verify.0dead0" ]
-	[ ! -e .git/forge ]
-	[ "$(git worktree list | wc -l)" -eq 1 ]
 	[ -d "$(pool "$SCRATCH/alive")/1/alive" ]
 	run forge-verify --prune
 	assert_success

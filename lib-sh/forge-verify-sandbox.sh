@@ -1,4 +1,4 @@
-# forge-contain.sh — forge-verify --sandbox (SPEC 3.6): the steps run in a
+# forge-verify-sandbox.sh — forge-verify --sandbox (SPEC 3.6): the steps run in a
 # sandbox of either backend, brought up as `forge-sandbox up` does it
 # (forge_sandbox_prepare, forge_sandbox_bring_up), with each step's timeout
 # enforced from the host. For --isolated, a sandbox of the copy: ephemeral
@@ -137,7 +137,7 @@ forge_contain_end() {
 forge_contain_forget() {
 	for forge_cf_copy in "$1"/*/ "$1"/.[!.]*/; do
 		forge_cf_copy=${forge_cf_copy%/}
-		{ [ -d "$forge_cf_copy" ] && [ ! -L "$forge_cf_copy" ]; } || continue
+		forge_is_real_dir "$forge_cf_copy" || continue
 		forge_canon_dir "$forge_cf_copy" || continue
 		forge_sandbox_name_of "$forge_canon" || continue
 		if forge_bwrap_exists "$forge_sandbox_name"; then
