@@ -176,7 +176,11 @@ forge_config_load() {
 	forge_config_root=$1
 	forge_config_cli=${2:-}
 	set --
-	forge_config_user="${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/forge/config.json"
+	# The user's file, in the XDG configuration folder (a relative
+	# XDG_CONFIG_HOME is ignored: it would name a file of the current
+	# directory, maybe a hostile work tree, as the user's own).
+	forge_config_user=/nonexistent/.config/forge/config.json
+	! forge_xdg_dir config || forge_config_user=$forge_xdg/forge/config.json
 	[ -f "$forge_config_user" ] && set -- "$@" "$forge_config_user"
 	# The repository's own forge.json is untrusted: forge_config_repo_n is its
 	# index among the files (-1: none). $FORGE_CONFIG and --config are the

@@ -5,19 +5,13 @@
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# forge_pool_base: sets forge_pool_base to
-# ${XDG_CACHE_HOME:-$HOME/.cache}/forge/pool (a relative XDG_CACHE_HOME is
-# ignored, as the XDG rules say). Exits 73 when there is none.
+# forge_pool_base: sets forge_pool_base to forge/pool in the XDG cache
+# folder (forge_xdg_dir: a relative XDG_CACHE_HOME is ignored, as everywhere
+# else). Exits 73 when there is none.
 forge_pool_base() {
-	case ${XDG_CACHE_HOME:-} in
-	/*) forge_pool_base=$XDG_CACHE_HOME/forge/pool ;;
-	*)
-		case ${HOME:-} in
-		/*) forge_pool_base=$HOME/.cache/forge/pool ;;
-		*) forge_die 73 "no folder for the warm pool: set XDG_CACHE_HOME or HOME to an absolute path" ;;
-		esac
-		;;
-	esac
+	forge_xdg_dir cache ||
+		forge_die 73 "no folder for the warm pool: set XDG_CACHE_HOME or HOME to an absolute path"
+	forge_pool_base=$forge_xdg/forge/pool
 }
 
 # forge_repo_id: sets forge_repo_id to the first 16 hex digits of the SHA-256
