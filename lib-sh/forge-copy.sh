@@ -13,7 +13,7 @@
 # way. Neither may lie inside the source repository, where tools that search
 # parent folders (node_modules, go.work, .git) would find the real tree.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # --- where copies live ----------------------------------------------------------
 
@@ -23,11 +23,12 @@
 # copy there, tools that search parent folders would find the real
 # repository. Checked before anything is created there.
 forge_copy_place_check() {
-	forge_place=$1
-	while [ ! -d "$forge_place" ] && [ -n "$forge_place" ]; do
-		forge_place=${forge_place%/*}
+	local place
+	place=$1
+	while [ ! -d "$place" ] && [ -n "$place" ]; do
+		place=${place%/*}
 	done
-	forge_real_dir "${forge_place:-/}" || forge_die 73 "cannot use the $2 $1"
+	forge_real_dir "${place:-/}" || forge_die 73 "cannot use the $2 $1"
 	case $forge_real/ in
 	"$forge_root_real"/* | "$forge_common_real"/*)
 		forge_die 73 "the $2 $1 lies inside the repository $forge_root_real: a copy there would see the real tree; point it elsewhere"
@@ -108,21 +109,22 @@ done'
 # forge_alt_line PATH: sets forge_alt to PATH as a line of an alternates
 # file: C-quoted when it holds a newline or starts with a double quote.
 forge_alt_line() {
+	local c rest
 	case $1 in
 	*'
 '* | '"'*) ;;
 	*) forge_alt=$1; return 0 ;;
 	esac
-	forge_alt_rest=$1 forge_alt=
-	while [ -n "$forge_alt_rest" ]; do
-		forge_alt_c=${forge_alt_rest%"${forge_alt_rest#?}"}
-		forge_alt_rest=${forge_alt_rest#?}
-		case $forge_alt_c in
+	rest=$1 forge_alt=
+	while [ -n "$rest" ]; do
+		c=${rest%"${rest#?}"}
+		rest=${rest#?}
+		case $c in
 		\\) forge_alt="$forge_alt\\\\" ;;
 		\") forge_alt="$forge_alt\\\"" ;;
 		'
 ') forge_alt="$forge_alt\\n" ;;
-		*) forge_alt=$forge_alt$forge_alt_c ;;
+		*) forge_alt=$forge_alt$c ;;
 		esac
 	done
 	forge_alt="\"$forge_alt\""
@@ -147,13 +149,14 @@ forge_copy_store() {
 # COPY/.git held before is removed first (a symbolic link as a link).
 # SCRATCH holds intermediate files.
 forge_copy_repo() {
+	local entry alts branch cfg file gd
 	forge_copy_texts
-	forge_repo_gd=$2/.git
-	forge_rm_tree "$forge_repo_gd" || forge_die 73 "cannot remove $forge_repo_gd"
+	gd=$2/.git
+	forge_rm_tree "$gd" || forge_die 73 "cannot remove $gd"
 	forge_copy_git "$2" init --quiet --template= . >/dev/null 2>"$3/git.err" ||
 		forge_die 74 "cannot create the copy's repository: $(cat "$3/git.err")"
-	mkdir -p -- "$forge_repo_gd/objects/info" "$forge_repo_gd/info" ||
-		forge_die 73 "cannot write in $forge_repo_gd"
+	mkdir -p -- "$gd/objects/info" "$gd/info" ||
+		forge_die 73 "cannot write in $gd"
 	# The stores the copy borrows, recorded as written (forge_copy_stores):
 	# the sandbox of a copy mounts these, never what an alternates file says.
 	forge_copy_stores=
@@ -163,48 +166,49 @@ forge_copy_repo() {
 		forge_copy_store "$forge_objects_dir"
 		# Objects a caller lends the source (a quarantine, say), absolute
 		# entries only: git resolves relative ones against the source.
-		forge_alt_list=${GIT_ALTERNATE_OBJECT_DIRECTORIES:-}
-		while [ -n "$forge_alt_list" ]; do
-			forge_alt_entry=${forge_alt_list%%:*}
-			case $forge_alt_list in *:*) forge_alt_list=${forge_alt_list#*:} ;; *) forge_alt_list= ;; esac
-			case $forge_alt_entry in /*) printf '%s\n' "$forge_alt_entry" && forge_copy_store "$forge_alt_entry" ;; esac
+		alts=${GIT_ALTERNATE_OBJECT_DIRECTORIES:-}
+		while [ -n "$alts" ]; do
+			entry=${alts%%:*}
+			case $alts in *:*) alts=${alts#*:} ;; *) alts= ;; esac
+			case $entry in /*) printf '%s\n' "$entry" && forge_copy_store "$entry" ;; esac
 		done
-	} >"$forge_repo_gd/objects/info/alternates" || forge_die 73 "cannot write in $forge_repo_gd"
+	} >"$gd/objects/info/alternates" || forge_die 73 "cannot write in $gd"
 	# The configuration: what checks files out as the source does; and never a
 	# split index or fsmonitor from the user's global configuration, which
 	# would tie the index to files outside it.
-	forge_repo_cfg=$forge_repo_gd/config
-	(forge_git_env_unset && git config -f "$forge_repo_cfg" core.splitIndex false &&
-		exec git config -f "$forge_repo_cfg" core.fsmonitor false) ||
-		forge_die 73 "cannot write $forge_repo_cfg"
+	cfg=$gd/config
+	(forge_git_env_unset && git config -f "$cfg" core.splitIndex false &&
+		exec git config -f "$cfg" core.fsmonitor false) ||
+		forge_die 73 "cannot write $cfg"
 	: >"$3/config"
 	forge_source_git "$1" config --local --includes -z --get-regexp "$forge_carried_config" \
 		>"$3/config" 2>/dev/null || :
 	if [ -s "$3/config" ]; then
-		(forge_git_env_unset && exec xargs -0 -r sh -c "$forge_carry_config_sh" sh "$forge_repo_cfg") \
+		(forge_git_env_unset && exec xargs -0 -r sh -c "$forge_carry_config_sh" sh "$cfg") \
 			<"$3/config" >/dev/null 2>"$3/git.err" ||
 			forge_die 74 "cannot carry the repository's configuration into the copy: $(cat "$3/git.err")"
 	fi
 	# Refs: every ref of the source, the stash left out (it lives in a reflog).
 	forge_source_git "$1" for-each-ref --format='%(objectname) %(refname)' >"$3/refs" 2>"$3/git.err" ||
 		forge_die 74 "cannot list the refs of $1: $(cat "$3/git.err")"
-	grep -v ' refs/stash$' <"$3/refs" >"$forge_repo_gd/packed-refs" || :
-	forge_repo_branch=$(forge_source_git "$1" symbolic-ref -q HEAD 2>/dev/null) || forge_repo_branch=
-	if [ -n "$forge_repo_branch" ] && grep -qxF -- "$forge_head $forge_repo_branch" "$3/refs"; then
-		printf 'ref: %s\n' "$forge_repo_branch" >"$forge_repo_gd/HEAD"
+	grep -v ' refs/stash$' <"$3/refs" >"$gd/packed-refs" || :
+	branch=$(forge_source_git "$1" symbolic-ref -q HEAD 2>/dev/null) || branch=
+	if [ -n "$branch" ] && grep -qxF -- "$forge_head $branch" "$3/refs"; then
+		printf 'ref: %s\n' "$branch" >"$gd/HEAD"
 	else
-		printf '%s\n' "$forge_head" >"$forge_repo_gd/HEAD"
-	fi || forge_die 73 "cannot write $forge_repo_gd/HEAD"
-	for forge_repo_file in shallow info/exclude; do
-		if forge_is_real_file "$forge_common_dir/$forge_repo_file"; then
-			cp -- "$forge_common_dir/$forge_repo_file" "$forge_repo_gd/$forge_repo_file" ||
-				forge_die 73 "cannot write $forge_repo_gd/$forge_repo_file"
+		printf '%s\n' "$forge_head" >"$gd/HEAD"
+	fi || forge_die 73 "cannot write $gd/HEAD"
+	for file in shallow info/exclude; do
+		if forge_is_real_file "$forge_common_dir/$file"; then
+			cp -- "$forge_common_dir/$file" "$gd/$file" ||
+				forge_die 73 "cannot write $gd/$file"
 		fi
 	done
 }
 
-# forge_copy_checkout COPY ERRFILE: checks HEAD out in COPY (its index, if
-# any, only tells git which files it can leave alone: a file whose stat data
+# forge_copy_checkout COPY ERRFILE [INDEX]: checks HEAD out in COPY, with
+# the index file INDEX when given (a warm slot's own), else COPY's. The index,
+# if any, only tells git which files it can leave alone: a file whose stat data
 # still matches its entry is not rewritten). The stat data is compared in
 # full whatever the user's configuration says (ctime included: a write
 # always changes it, and no step can set it back), so a file a step touched
@@ -212,7 +216,7 @@ forge_copy_repo() {
 # is "racy" and compared by content, provided the index file keeps the time
 # it was written (git's racy-git rule).
 forge_copy_checkout() {
-	forge_copy_git "$1" -c core.trustctime=true -c core.checkStat=default -c core.ignoreStat=false \
+	forge_index_git "${3:-$1/.git/index}" '' "$1" -c core.trustctime=true -c core.checkStat=default -c core.ignoreStat=false \
 		-c core.untrackedCache=false reset --hard --quiet >"$2" 2>&1
 }
 
@@ -223,19 +227,20 @@ forge_copy_checkout() {
 # snapshot's tree into forge_copy_tree (its objects in OBJECTS: see
 # forge_copy_snapshot_tree). SCRATCH holds the patch and the file lists.
 forge_copy_fill() {
-	forge_fill_patch=$3/changes.patch
+	local patch
+	patch=$3/changes.patch
 	! forge_path_exists "$3/tar.failed" || rm -f -- "$3/tar.failed"
 	# Flags that user configuration cannot reshape: no colour, no external
 	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
 	# context, submodules left alone.
 	forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
 		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
-		--src-prefix=a/ --dst-prefix=b/ --output="$forge_fill_patch" 2>"$3/git.err" ||
+		--src-prefix=a/ --dst-prefix=b/ --output="$patch" 2>"$3/git.err" ||
 		forge_die 74 "cannot compute the uncommitted changes: $(cat "$3/git.err")"
-	if [ -s "$forge_fill_patch" ]; then
+	if [ -s "$patch" ]; then
 		# git apply checks every path first, a path beyond a symbolic link
 		# included, and writes nothing unless all of them apply.
-		forge_git_apply "$2" "$forge_fill_patch" 2>"$3/git.err" ||
+		forge_git_apply "$2" "$patch" 2>"$3/git.err" ||
 			forge_die 74 "the uncommitted changes do not apply to HEAD in the copy: $(cat "$3/git.err")"
 	fi
 	forge_source_git "$1" ls-files -z --others --exclude-standard >"$3/untracked" 2>"$3/git.err" ||
@@ -257,19 +262,21 @@ forge_copy_fill() {
 # link in COPY: a tracked symlink of HEAD that the user replaced with a folder
 # and hid with --assume-unchanged or --skip-worktree, say.
 forge_copy_links_check() {
+	local bad
 	forge_copy_texts
-	forge_links_bad=$(xargs -0 -r sh -c "$forge_links_check_sh" sh "$1" <"$2") && return 0
-	[ -n "$forge_links_bad" ] || forge_die 74 "cannot check the untracked files against the copy"
-	forge_die 74 "'$forge_links_bad' is a symbolic link in HEAD but a folder in the working tree (hidden with --assume-unchanged or --skip-worktree?): the copy would be written through it"
+	bad=$(xargs -0 -r sh -c "$forge_links_check_sh" sh "$1" <"$2") && return 0
+	[ -n "$bad" ] || forge_die 74 "cannot check the untracked files against the copy"
+	forge_die 74 "'$bad' is a symbolic link in HEAD but a folder in the working tree (hidden with --assume-unchanged or --skip-worktree?): the copy would be written through it"
 }
 
 # forge_git_apply COPY [APPLY-OPTION...] PATCH: git apply in the copy,
 # whitespace settings of the user's configuration neutralised (the patch is
 # the user's own working state, not a contribution to police).
 forge_git_apply() {
-	forge_apply_dir=$1
+	local dir
+	dir=$1
 	shift
-	forge_copy_git "$forge_apply_dir" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
+	forge_copy_git "$dir" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 		apply --whitespace=nowarn "$@"
 }
 
@@ -281,52 +288,26 @@ forge_git_apply() {
 # that the copy's .git stays small to remove and remake), else to the
 # copy's, never to the source.
 forge_copy_snapshot_tree() {
-	forge_copy_index=$2/index
-	forge_snap_objects=${3:-}
-	if [ -n "$forge_snap_objects" ] && ! forge_is_real_dir "$forge_snap_objects"; then
-		forge_rm_tree "$forge_snap_objects" || forge_die 73 "cannot remove $forge_snap_objects"
-		mkdir -p -- "$forge_snap_objects" || forge_die 73 "cannot create $forge_snap_objects"
+	local index="$2/index" objects="${3:-}"
+	if [ -n "$objects" ] && ! forge_is_real_dir "$objects"; then
+		forge_rm_tree "$objects" || forge_die 73 "cannot remove $objects"
+		mkdir -p -- "$objects" || forge_die 73 "cannot create $objects"
 	fi
-	if ! {
+	{
 		if [ -f "$1/.git/index" ]; then
-			cp -- "$1/.git/index" "$forge_copy_index"
+			cp -- "$1/.git/index" "$index"
 		else
-			forge_snapshot_git "$1" read-tree "$forge_head"
+			forge_index_git "$index" "$objects" "$1" read-tree "$forge_head"
 		fi &&
 			if [ -s "$2/changes.patch" ]; then
-				forge_snapshot_git "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
+				forge_index_git "$index" "$objects" "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 					apply --whitespace=nowarn --cached "$2/changes.patch"
 			fi &&
 			if [ -s "$2/untracked" ]; then
-				forge_snapshot_git "$1" update-index --add -z --stdin <"$2/untracked"
+				forge_index_git "$index" "$objects" "$1" update-index --add -z --stdin <"$2/untracked"
 			fi &&
-			forge_copy_tree=$(forge_snapshot_git "$1" write-tree)
-	}; then
-		forge_copy_index=
-		forge_die 74 "cannot compute the tree of the verified snapshot"
-	fi
-	forge_copy_index=
-}
-
-# forge_snapshot_git COPY ARG...: git in the copy at COPY for the snapshot's
-# tree: the scratch index forge_copy_index, and new objects in
-# forge_snap_objects when set (the copy's objects, and through them the
-# source's, still read).
-forge_snapshot_git() {
-	if [ -z "${forge_snap_objects:-}" ]; then
-		forge_copy_git "$@"
-		return
-	fi
-	(
-		GIT_OBJECT_DIRECTORY=$forge_snap_objects
-		GIT_ALTERNATE_OBJECT_DIRECTORIES=$1/.git/objects
-		export GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
-		GIT_INDEX_FILE=$forge_copy_index
-		export GIT_INDEX_FILE
-		forge_snap_dir=$1
-		shift
-		exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$forge_snap_dir" "$@"
-	)
+			forge_copy_tree=$(forge_index_git "$index" "$objects" "$1" write-tree)
+	} || forge_die 74 "cannot compute the tree of the verified snapshot"
 }
 
 # --- cold copies ----------------------------------------------------------------
@@ -337,6 +318,7 @@ forge_snapshot_git() {
 # commit, 73 when TMPDIR is unusable or inside the repository, 74 when the
 # copy cannot be made faithfully.
 forge_copy_create() {
+	local name
 	[ -z "${forge_copy_tmp:-}" ] ||
 		forge_die 70 "a copy exists already ($forge_copy_tmp): forge_copy_destroy it first"
 	forge_copy_require_head "$1"
@@ -353,8 +335,8 @@ forge_copy_create() {
 		fi
 	fi
 	forge_owner >"$forge_copy_tmp/owner" || forge_die 73 "cannot write in $forge_copy_tmp"
-	forge_copy_name=${1##*/}
-	forge_copy_dir=$forge_copy_tmp/${forge_copy_name:-repo}-${forge_copy_tmp##*.}
+	name=${1##*/}
+	forge_copy_dir=$forge_copy_tmp/${name:-repo}-${forge_copy_tmp##*.}
 	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_copy_tmp"
 	forge_copy_checkout "$forge_copy_dir" "$forge_copy_tmp/git.err" ||

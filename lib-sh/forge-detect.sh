@@ -3,7 +3,7 @@
 # that runs tests; and what a copy of it needs set up (forge_isolated_detect).
 # Detection sees only the files a copy would contain.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_makefile_has_target FILE TARGET: true when FILE defines TARGET as a
 # rule target (also among several targets, or as a double-colon rule), not
@@ -51,10 +51,11 @@ $2
 # contain whose path matches NAME_ERE holds a line matching CONTENT_ERE
 # (case-insensitive: CMake's commands are).
 forge_detect_grep() {
+	local path
 	printf '%s\n' "$forge_detect_files" | grep -E -e "$2" | {
-		while IFS= read -r forge_dg_path; do
-			[ -f "$1/$forge_dg_path" ] || continue
-			! grep -Eiq -e "$3" -- "$1/$forge_dg_path" || exit 0
+		while IFS= read -r path; do
+			[ -f "$1/$path" ] || continue
+			! grep -Eiq -e "$3" -- "$1/$path" || exit 0
 		done
 		exit 1
 	}
@@ -78,18 +79,19 @@ forge_detect_build_dir() {
 # at. Returns 1 when nothing that runs tests was found, with forge_steps the
 # first build found (or empty).
 forge_steps_detect() {
-	forge_steps='' forge_steps_tested=false forge_steps_pick='' forge_detect_build=''
+	local build cmake meson makefile npm pytest f
+	forge_steps='' forge_steps_tested=false forge_steps_pick='' build=''
 	forge_detect_looked=''
 	forge_detect_list "$1"
 	# The makefile make reads, in make's own order.
-	forge_mk=''
-	for forge_f in GNUmakefile makefile Makefile; do
-		forge_detect_has "$1" "$forge_f" || continue
-		forge_mk=$forge_f
+	makefile=''
+	for f in GNUmakefile makefile Makefile; do
+		forge_detect_has "$1" "$f" || continue
+		makefile=$f
 		break
 	done
 	forge_make_target=''
-	[ -z "$forge_mk" ] || forge_makefile_test_target "$1/$forge_mk"
+	[ -z "$makefile" ] || forge_makefile_test_target "$1/$makefile"
 
 	# A hand-written configure is the entry point: a Makefile beside it is a
 	# stub ("Please use ./configure first") or needs what it generates.
@@ -102,24 +104,24 @@ forge_steps_detect() {
 
 	# A build system that registers tests wins over a hand makefile: its
 	# tests are the ones the project's CI runs (forge-verify(1)).
-	forge_detect_cmake=''
+	cmake=''
 	if forge_detect_has "$1" CMakeLists.txt; then
-		forge_detect_cmake='{"name":"build","run":"cmake -S . -B .forge-build && cmake --build .forge-build"}'
+		cmake='{"name":"build","run":"cmake -S . -B .forge-build && cmake --build .forge-build"}'
 		if forge_detect_grep "$1" '(^|/)(CMakeLists\.txt|[^/]*\.cmake)$' \
 			'^[[:space:]]*(enable_testing|add_test|include[[:space:]]*\([[:space:]]*CTest[[:space:]]*\)|(gtest|catch|doctest)_discover_tests)'; then
 			forge_detect_build_dir "$1"
-			forge_steps="[$forge_detect_cmake,"'{"name":"test","run":"cd .forge-build && ctest --output-on-failure --no-tests=error"}]'
+			forge_steps="[$cmake,"'{"name":"test","run":"cd .forge-build && ctest --output-on-failure --no-tests=error"}]'
 			forge_steps_tested=true
 			return 0
 		fi
 	fi
 	forge_detect_looked="$forge_detect_looked, CMakeLists.txt (enable_testing, include(CTest), add_test)"
-	forge_detect_meson=''
+	meson=''
 	if forge_detect_has "$1" meson.build; then
-		forge_detect_meson='{"name":"build","run":"{ test -f .forge-build/build.ninja || meson setup .forge-build; } && meson compile -C .forge-build"}'
+		meson='{"name":"build","run":"{ test -f .forge-build/build.ninja || meson setup .forge-build; } && meson compile -C .forge-build"}'
 		if forge_detect_grep "$1" '(^|/)meson\.build$' '(^|[^A-Za-z0-9_.])test[[:space:]]*\('; then
 			forge_detect_build_dir "$1"
-			forge_steps="[$forge_detect_meson,"'{"name":"test","run":"meson test -C .forge-build --print-errorlogs"}]'
+			forge_steps="[$meson,"'{"name":"test","run":"meson test -C .forge-build --print-errorlogs"}]'
 			forge_steps_tested=true
 			return 0
 		fi
@@ -136,7 +138,7 @@ forge_steps_detect() {
 	if forge_detect_has "$1" package.json; then
 		# The separate build goes when the test script, or pretest, runs it.
 		# shellcheck disable=SC2016 # a jq program, not shell
-		forge_npm=$(jq -r '
+		npm=$(jq -r '
 			if type != "object" then error("expected a JSON object") else . end
 			| (.scripts // {}) as $s
 			| if ($s | type) != "object" then error("scripts: expected a JSON object") else . end
@@ -148,11 +150,11 @@ forge_steps_detect() {
 			    (if $build and $tests and ((($s.test | runs_build) or ($s.pretest | runs_build)) | not) then "b" else empty end),
 			    (if $tests then "t" else empty end) ] | join("")
 			' -- "$1/package.json" 2>&1) ||
-			forge_die 65 "$1/package.json: cannot detect steps: $forge_npm"
-		case $forge_npm in
+			forge_die 65 "$1/package.json: cannot detect steps: $npm"
+		case $npm in
 		bt) forge_steps='[{"name":"build","run":"npm run build"},{"name":"test","run":"npm test"}]' ;;
 		t) forge_steps='[{"name":"test","run":"npm test"}]' ;;
-		B) forge_detect_build=${forge_detect_build:-'{"name":"build","run":"npm run build"}'} ;;
+		B) build=${build:-'{"name":"build","run":"npm run build"}'} ;;
 		esac
 		if [ -n "$forge_steps" ]; then
 			forge_steps_tested=true
@@ -168,16 +170,16 @@ forge_steps_detect() {
 		forge_detect_has "$1" pytest.ini || forge_detect_has "$1" tox.ini; then
 		# `pytest` runs in the environment it was installed for (a venv,
 		# pyenv, pipx), which `python3` need not be.
-		forge_py=pytest
-		command -v pytest >/dev/null 2>&1 || forge_py='python3 -m pytest'
+		pytest=pytest
+		command -v pytest >/dev/null 2>&1 || pytest='python3 -m pytest'
 		# A src layout is importable from the tree only through PYTHONPATH
 		# (what pytest's own pythonpath = src does); expanded when the step
 		# runs, so the run text names no absolute path.
 		# shellcheck disable=SC2016 # expanded by the step's shell
 		if printf '%s\n' "$forge_detect_files" | grep -Eq '^src/[^/]+/__init__\.py$'; then
-			forge_py='PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" '$forge_py
+			pytest='PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" '$pytest
 		fi
-		forge_steps=$(jq -cn --arg r "$forge_py" '[{name: "test", run: $r}]') ||
+		forge_steps=$(jq -cn --arg r "$pytest" '[{name: "test", run: $r}]') ||
 			forge_die 70 "jq failed while writing the steps"
 	elif forge_detect_has "$1" configure.ac; then
 		forge_steps='[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make check"}]'
@@ -189,14 +191,14 @@ forge_steps_detect() {
 	fi
 	forge_detect_looked="$forge_detect_looked, Cargo.toml, go.mod, pyproject.toml/setup.py/setup.cfg/pytest.ini/tox.ini, configure.ac"
 	# Nothing runs tests: the first build found, for verify.buildOnly.
-	if [ -n "$forge_detect_cmake" ]; then
+	if [ -n "$cmake" ]; then
 		forge_detect_build_dir "$1"
-		forge_steps="[$forge_detect_cmake]"
-	elif [ -n "$forge_detect_meson" ]; then
+		forge_steps="[$cmake]"
+	elif [ -n "$meson" ]; then
 		forge_detect_build_dir "$1"
-		forge_steps="[$forge_detect_meson]"
-	elif [ -n "$forge_detect_build" ]; then
-		forge_steps="[$forge_detect_build]"
+		forge_steps="[$meson]"
+	elif [ -n "$build" ]; then
+		forge_steps="[$build]"
 	fi
 	forge_steps_tested=false
 	return 1
@@ -262,11 +264,12 @@ forge_steps_select() {
 # step) with verify.buildOnly true, setting forge_steps_tested false; else
 # exits 64.
 forge_step_pick() {
+	local f
 	[ -n "${forge_steps_pick:-}" ] && [ "$1" = "$forge_steps_pick" ] || return 0
 	forge_make_target=''
-	for forge_f in GNUmakefile makefile Makefile; do
-		[ -f "$2/$forge_f" ] || continue
-		forge_makefile_test_target "$2/$forge_f"
+	for f in GNUmakefile makefile Makefile; do
+		[ -f "$2/$f" ] || continue
+		forge_makefile_test_target "$2/$f"
 		break
 	done
 	if [ -n "$forge_make_target" ]; then

@@ -1,7 +1,7 @@
 # forge-evidence.sh — the files a failing step's output names, kept in the
 # run's evidence folder as .forge/runs/<id>/files/<path> (SPEC 3.2).
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_evidence_def: sets forge_evidence_jq to a jq program: from the lines of a step's output, every path that may
 # name a file of the copy, one a line, relative to its root: what follows
@@ -37,88 +37,93 @@ forge_evidence_def() {
 # run (the files are the sandbox's, and it may still be running). Sets
 # forge_evidence_shown to the lines that say what was kept (empty with -q).
 forge_evidence_keep() {
+	local dir real left seen path line
 	forge_evidence_shown=
 	# Never what a sandboxed step wrote: a process it left running can swap a
 	# folder for a link between forge's check and its copy, and the host
 	# would copy a file of its own into .forge, where the sandbox reads it.
 	[ -z "${forge_contain_name:-}" ] || return 0
 	forge_evidence_def
-	forge_ev_dir=$forge_exec_dir
-	forge_ev_real=$(cd -P -- "$forge_ev_dir" 2>/dev/null && pwd -P) || return 0
-	forge_ev_left=10485760 forge_ev_seen='
+	dir=$forge_exec_dir
+	real=$(cd -P -- "$dir" 2>/dev/null && pwd -P) || return 0
+	left=10485760 seen='
 '
-	forge_list=$(forge_step_tail | jq -R -r -s --arg copy "$forge_ev_dir" --arg real "$forge_ev_real" \
+	forge_list=$(forge_step_tail | jq -R -r -s --arg copy "$dir" --arg real "$real" \
 		"$forge_evidence_jq" 2>/dev/null) || return 0
 	while forge_list_next; do
-		forge_ev_path=$forge_item
-		case $forge_ev_seen in *"
-$forge_ev_path
+		path=$forge_item
+		case $seen in *"
+$path
 "*) continue ;; esac
-		forge_ev_seen=$forge_ev_seen$forge_ev_path'
+		seen=$seen$path'
 '
-		case /$forge_ev_path/ in
+		case /$path/ in
 		*//* | */./* | */../* | /.git/* | /.forge/*) continue ;;
 		esac
-		forge_evidence_file "$forge_ev_path" || continue
+		forge_evidence_file "$real" "$path" "$left" || continue
+		left=$((left - forge_evidence_size))
 		[ "${forge_quiet:-0}" = 1 ] && continue
-		if [ "$forge_ev_dir" != "${forge_copy_dir:-}" ]; then
-			forge_ev_line=$(printf 'kept: %s as .forge/runs/%s/files/%s' "$forge_ev_path" "$forge_run_id" "$forge_ev_path" | forge_printable)
+		if [ "$dir" != "${forge_copy_dir:-}" ]; then
+			line=$(printf 'kept: %s as .forge/runs/%s/files/%s' "$path" "$forge_run_id" "$path" | forge_printable)
 		else
-			forge_ev_line=$(printf 'kept: %s (in the copy: %s/%s) as .forge/runs/%s/files/%s' "$forge_ev_path" \
-				"$forge_ev_dir" "$forge_ev_path" "$forge_run_id" "$forge_ev_path" | forge_printable)
+			line=$(printf 'kept: %s (in the copy: %s/%s) as .forge/runs/%s/files/%s' "$path" \
+				"$dir" "$path" "$forge_run_id" "$path" | forge_printable)
 		fi
-		forge_evidence_shown="$forge_evidence_shown$forge_ev_line
+		forge_evidence_shown="$forge_evidence_shown$line
 "
 	done
 }
 
-# forge_evidence_file PATH: copies forge_ev_dir/PATH to the run's evidence
-# folder when it is a regular file reached through real folders only and
-# fits in forge_ev_left (which it then lessens). Returns 1 otherwise.
+# forge_evidence_file REAL PATH LEFT: copies REAL/PATH (REAL: the physical
+# path of the folder the step ran in) to the run's evidence folder when it is
+# a regular file reached through real folders only and holds at most LEFT
+# bytes; sets forge_evidence_size to its size. Returns 1 otherwise.
 forge_evidence_file() {
-	forge_ev_parent=${1%/*} forge_ev_base=${1##*/}
-	[ "$forge_ev_parent" != "$1" ] || forge_ev_parent=
-	forge_ev_dest=$forge_run_dir/files/$1
+	local real="$1" left="$3" parent base dest at rest size
+	shift
+	parent=${1%/*} base=${1##*/}
+	[ "$parent" != "$1" ] || parent=
+	dest=$forge_run_dir/files/$1
 	# Most candidates name nothing: told apart without a process.
-	[ -f "$forge_ev_real/$1" ] || return 1
-	forge_state_path "$forge_ev_dest" file || return 1
+	[ -f "$real/$1" ] || return 1
+	forge_state_path "$dest" file || return 1
 	# The file, checked from inside its folder once the shell stands in it
 	# (its physical path checked: no folder on the way was a link), and its
 	# size by find (which opens nothing).
 	(
-		cd -P -- "$forge_ev_real${forge_ev_parent:+/$forge_ev_parent}" 2>/dev/null || exit 1
-		[ "$(pwd -P)" = "$forge_ev_real${forge_ev_parent:+/$forge_ev_parent}" ] || exit 1
-		forge_is_real_file "./$forge_ev_base" || exit 1
-		[ -n "$(find "./$forge_ev_base" -prune -type f -size -"$((forge_ev_left + 1))"c)" ]
+		cd -P -- "$real${parent:+/$parent}" 2>/dev/null || exit 1
+		[ "$(pwd -P)" = "$real${parent:+/$parent}" ] || exit 1
+		forge_is_real_file "./$base" || exit 1
+		[ -n "$(find "./$base" -prune -type f -size -"$((left + 1))"c)" ]
 	) || return 1
 	# The folders on the way, made one by one, each checked.
-	forge_ev_at=$forge_run_dir/files forge_ev_rest=$forge_ev_parent
+	at=$forge_run_dir/files rest=$parent
 	while :; do
-		forge_state_path "$forge_ev_at" dir || return 1
-		[ -d "$forge_ev_at" ] || mkdir -m 700 -- "$forge_ev_at" 2>/dev/null || return 1
-		[ -n "$forge_ev_rest" ] || break
-		forge_ev_at=$forge_ev_at/${forge_ev_rest%%/*}
-		case $forge_ev_rest in */*) forge_ev_rest=${forge_ev_rest#*/} ;; *) forge_ev_rest= ;; esac
+		forge_state_path "$at" dir || return 1
+		[ -d "$at" ] || mkdir -m 700 -- "$at" 2>/dev/null || return 1
+		[ -n "$rest" ] || break
+		at=$at/${rest%%/*}
+		case $rest in */*) rest=${rest#*/} ;; *) rest= ;; esac
 	done
-	! forge_path_exists "$forge_ev_dest" || return 1
+	! forge_path_exists "$dest" || return 1
 	# cp -P copies a link as a link (checked below, then removed); bounded,
 	# since a FIFO put in the file's place meanwhile would block it.
 	forge_helper_path forge-timeout
 	(
-		cd -P -- "$forge_ev_real${forge_ev_parent:+/$forge_ev_parent}" 2>/dev/null || exit 1
+		cd -P -- "$real${parent:+/$parent}" 2>/dev/null || exit 1
 		umask 077
-		exec "$forge_helper" -k 1 10 cp -P -- "./$forge_ev_base" "$forge_ev_dest"
-	) </dev/null >/dev/null 2>&1 || { rm -f -- "$forge_ev_dest"; return 1; }
-	if ! forge_is_real_file "$forge_ev_dest"; then
-		rm -f -- "$forge_ev_dest"
+		exec "$forge_helper" -k 1 10 cp -P -- "./$base" "$dest"
+	) </dev/null >/dev/null 2>&1 || { rm -f -- "$dest"; return 1; }
+	if ! forge_is_real_file "$dest"; then
+		rm -f -- "$dest"
 		return 1
 	fi
-	forge_ev_size=$(wc -c <"$forge_ev_dest") || forge_ev_size=$forge_ev_left
-	forge_ev_size=${forge_ev_size##*[!0-9]}
-	if [ "$forge_ev_size" -gt "$forge_ev_left" ]; then
-		rm -f -- "$forge_ev_dest"
+	size=$(wc -c <"$dest") || size=$left
+	size=${size##*[!0-9]}
+	if [ "$size" -gt "$left" ]; then
+		rm -f -- "$dest"
 		return 1
 	fi
-	chmod 600 -- "$forge_ev_dest" 2>/dev/null || :
-	forge_ev_left=$((forge_ev_left - forge_ev_size))
+	chmod 600 -- "$dest" 2>/dev/null || :
+	forge_evidence_size=$size
 }

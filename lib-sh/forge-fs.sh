@@ -2,7 +2,7 @@
 # a real folder or file (never through a symbolic link of its own), how a
 # tree is removed, how a file forge did not write is read.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_is_real_dir PATH, forge_is_real_file PATH: PATH is a folder, a
 # regular file, and not through a symbolic link of its own.
@@ -57,12 +57,13 @@ forge_file_kind() {
 # final newline (paths in git's files may hold newlines); returns 1 when FILE
 # is not a readable regular file (a FIFO would block the read). Builtins only.
 forge_read_file() {
+	local line sep
 	forge_file=
 	[ -f "$1" ] && [ -r "$1" ] || return 1
-	forge_file_sep=
-	while IFS= read -r forge_file_line || [ -n "$forge_file_line" ]; do
-		forge_file=$forge_file$forge_file_sep$forge_file_line
-		forge_file_sep='
+	sep=
+	while IFS= read -r line || [ -n "$line" ]; do
+		forge_file=$forge_file$sep$line
+		sep='
 '
 	done <"$1"
 }

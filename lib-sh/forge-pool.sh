@@ -3,7 +3,7 @@
 # outside the repository, each locked by the run that uses it and reset
 # completely to HEAD before it is filled like a cold copy (forge-copy.sh).
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_pool_base: sets forge_pool_base to forge/pool in the XDG cache
 # folder (forge_xdg_dir: a relative XDG_CACHE_HOME is ignored, as everywhere
@@ -52,50 +52,51 @@ forge_pool_repo() {
 
 # forge_pool_acquire ROOT: takes the lowest free warm slot (locking it on file
 # descriptor 9 for the rest of the run), resets it completely to HEAD and
-# fills it like a cold copy. Sets forge_copy_dir, forge_copy_tree,
-# forge_pool_slot, forge_pool_dir (the slot) and forge_pool_state (forge's
-# files about the slot: its clean index, the setup stamp, scratch files).
+# fills it like a cold copy. Sets forge_copy_dir (the copy in the slot),
+# forge_copy_tree and forge_pool_state (forge's files about the slot: its
+# clean index, the setup stamp, scratch files).
 # The paths in forge_isolated_keep (newline-separated) survive the reset.
 forge_pool_acquire() {
+	local name dir entry lock slot tries
 	forge_copy_require_head "$1"
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
 	forge_copy_prune
-	forge_pool_slot=1 forge_pool_tries=0
+	slot=1 tries=0
 	while :; do
-		forge_pool_lock=$forge_pool/$forge_pool_slot.lock
+		lock=$forge_pool/$slot.lock
 		# Opening a FIFO would block; a link would lock what it points to.
-		forge_clear_for_file "$forge_pool_lock" || forge_die 73 "cannot remove $forge_pool_lock"
-		exec 9>>"$forge_pool_lock" || forge_die 73 "cannot create $forge_pool_lock"
+		forge_clear_for_file "$lock" || forge_die 73 "cannot remove $lock"
+		exec 9>>"$lock" || forge_die 73 "cannot create $lock"
 		if flock -n 9; then
-			forge_pool_lock_held "$forge_pool_lock" && break
+			forge_pool_lock_held "$lock" && break
 			# --prune removed the slot (and its lock file) between the
 			# open and the lock: try the same slot again.
 			exec 9>&-
-			forge_pool_tries=$((forge_pool_tries + 1))
-			[ "$forge_pool_tries" -le 16 ] || forge_die 75 "the warm slot $forge_pool_lock keeps being removed"
+			tries=$((tries + 1))
+			[ "$tries" -le 16 ] || forge_die 75 "the warm slot $lock keeps being removed"
 			continue
 		fi
 		exec 9>&-
-		forge_pool_slot=$((forge_pool_slot + 1))
-		[ "$forge_pool_slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
+		slot=$((slot + 1))
+		[ "$slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
 	done
 	forge_pool_held=1
-	forge_pool_dir=$forge_pool/$forge_pool_slot
-	forge_pool_state=$forge_pool/$forge_pool_slot.state
-	forge_pool_dir_prepare "$forge_pool_dir"
+	dir=$forge_pool/$slot
+	forge_pool_state=$forge_pool/$slot.state
+	forge_pool_dir_prepare "$dir"
 	forge_pool_dir_prepare "$forge_pool_state"
 	# Scratch files are made anew each run (what was left there, a FIFO
 	# say, is never opened).
 	forge_rm_tree "$forge_pool_state/scratch" || forge_die 73 "cannot remove $forge_pool_state/scratch"
 	forge_pool_dir_prepare "$forge_pool_state/scratch"
-	forge_copy_name=${1##*/}
-	forge_copy_dir=$forge_pool_dir/${forge_copy_name:-repo}
+	name=${1##*/}
+	forge_copy_dir=$dir/${name:-repo}
 	# The slot holds the copy and nothing else (another worktree of the same
 	# repository leaves a copy of another name; a step may write next to it).
-	for forge_pool_entry in "$forge_pool_dir"/* "$forge_pool_dir"/.[!.]* "$forge_pool_dir"/..?*; do
-		[ "$forge_pool_entry" = "$forge_copy_dir" ] || forge_rm_tree "$forge_pool_entry" ||
-			forge_die 73 "cannot remove $forge_pool_entry"
+	for entry in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
+		[ "$entry" = "$forge_copy_dir" ] || forge_rm_tree "$entry" ||
+			forge_die 73 "cannot remove $entry"
 	done
 	forge_pool_dir_prepare "$forge_copy_dir"
 	if ! forge_pool_reset "$1"; then
@@ -118,13 +119,14 @@ forge_pool_acquire() {
 # its stat data spares rewriting unchanged files, and never passes a file a
 # step touched for clean (forge_copy_checkout). The copy gets a copy of it.
 forge_pool_reset() {
+	local index scratch
 	# Nothing of a sandbox of this slot (one a killed run left) may run
 	# while the host resets it: see forge_contain_begin.
 	forge_contain_forget "${forge_copy_dir%/*}"
-	forge_reset_scratch=$forge_pool_state/scratch
-	forge_copy_repo "$1" "$forge_copy_dir" "$forge_reset_scratch"
-	forge_reset_index=$forge_pool_state/index
-	forge_clear_for_file "$forge_reset_index" || return 1
+	scratch=$forge_pool_state/scratch
+	forge_copy_repo "$1" "$forge_copy_dir" "$scratch"
+	index=$forge_pool_state/index
+	forge_clear_for_file "$index" || return 1
 	set --
 	forge_list=${forge_isolated_keep:-}
 	while forge_list_next; do
@@ -132,22 +134,14 @@ forge_pool_reset() {
 	done
 	# Before the checkout, which puts back whatever of HEAD this removes.
 	forge_pool_keep_check
-	forge_copy_index=$forge_reset_index
-	if ! forge_copy_checkout "$forge_copy_dir" "$forge_reset_scratch/git.err"; then
-		forge_copy_index=
-		return 1
-	fi
-	if ! forge_pool_clean "$@"; then
+	forge_copy_checkout "$forge_copy_dir" "$scratch/git.err" "$index" || return 1
+	if ! forge_pool_clean "$index" "$@"; then
 		# A step may have left read-only folders behind.
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
-		if ! forge_pool_clean "$@"; then
-			forge_copy_index=
-			return 1
-		fi
+		forge_pool_clean "$index" "$@" || return 1
 	fi
-	forge_copy_index=
 	forge_pool_dir_modes || return 1
-	cp -- "$forge_reset_index" "$forge_copy_dir/.git/index"
+	cp -- "$index" "$forge_copy_dir/.git/index"
 }
 
 # forge_pool_dir_modes: gives every folder of the slot's copy (the copy
@@ -155,26 +149,30 @@ forge_pool_reset() {
 # 0777 less the umask, as git and mkdir make them: git restores files, not
 # the modes of folders a step changed.
 forge_pool_dir_modes() {
-	forge_dir_mode=$(umask) || return 1
-	forge_dir_mode=$(printf '%o' "$((0777 & ~0$forge_dir_mode))") || return 1
+	local mode
+	mode=$(umask) || return 1
+	mode=$(printf '%o' "$((0777 & ~0$mode))") || return 1
 	set -- -path ./.git
 	forge_list=${forge_isolated_keep:-}
 	while forge_list_next; do
 		set -- "$@" -o -path "./$forge_item"
 	done
 	(cd -P -- "$forge_copy_dir" &&
-		exec find . \( "$@" \) -prune -o -type d ! -perm "$forge_dir_mode" -exec chmod "$forge_dir_mode" {} +)
+		exec find . \( "$@" \) -prune -o -type d ! -perm "$mode" -exec chmod "$mode" {} +)
 }
 
-# forge_pool_clean [--exclude=/KEEP...]: removes every untracked file of the
-# slot's copy, ignored ones too but those in the keep paths. Only ignored
-# files are kept there: a keep path that is not ignored (a tracked folder,
-# say) would otherwise carry an earlier run's untracked files into this one.
+# forge_pool_clean INDEX [--exclude=/KEEP...]: removes every untracked file
+# of the slot's copy (by the slot's index INDEX), ignored ones too but those
+# in the keep paths. Only ignored files are kept there: a keep path that is
+# not ignored (a tracked folder, say) would otherwise carry an earlier run's
+# untracked files into this one.
 forge_pool_clean() {
+	local index="$1"
+	shift
 	if [ "$#" -gt 0 ]; then
-		forge_copy_git "$forge_copy_dir" clean -ffdq >/dev/null 2>&1 || return 1
+		forge_index_git "$index" '' "$forge_copy_dir" clean -ffdq >/dev/null 2>&1 || return 1
 	fi
-	forge_copy_git "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1
+	forge_index_git "$index" '' "$forge_copy_dir" clean -ffdxq "$@" >/dev/null 2>&1
 }
 
 # forge_pool_keep_check: a keep path (or a folder on its way) that is a
@@ -182,20 +180,21 @@ forge_pool_clean() {
 # setup is run again. Runs before the reset's checkout, which restores what
 # of it HEAD tracks.
 forge_pool_keep_check() {
+	local at left sub
 	forge_list=${forge_isolated_keep:-}
 	while forge_list_next; do
-		forge_keep_sub=
-		forge_keep_left=$forge_item/
-		while [ -n "$forge_keep_left" ]; do
-			forge_keep_sub=$forge_keep_sub${forge_keep_left%%/*}
-			forge_keep_left=${forge_keep_left#*/}
-			forge_keep_at=$forge_copy_dir/$forge_keep_sub
-			if forge_path_exists "$forge_keep_at" && ! forge_is_real_dir "$forge_keep_at"; then
-				forge_rm_tree "$forge_keep_at" || forge_die 73 "cannot remove $forge_keep_at"
+		sub=
+		left=$forge_item/
+		while [ -n "$left" ]; do
+			sub=$sub${left%%/*}
+			left=${left#*/}
+			at=$forge_copy_dir/$sub
+			if forge_path_exists "$at" && ! forge_is_real_dir "$at"; then
+				forge_rm_tree "$at" || forge_die 73 "cannot remove $at"
 				rm -f -- "$forge_pool_state/setup"
 				break
 			fi
-			forge_keep_sub=$forge_keep_sub/
+			sub=$sub/
 		done
 	done
 }

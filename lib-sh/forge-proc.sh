@@ -2,16 +2,17 @@
 # and start time, so a recycled PID does not count) and the check that a
 # lock held on a file descriptor is still on its file.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_proc_start PID: sets forge_proc_start to the start time of process
 # PID (from /proc; empty where there is none): with the PID, it tells a live
 # owner from a recycled PID.
 forge_proc_start() {
+	local stat
 	forge_proc_start=
-	read -r forge_proc_stat 2>/dev/null <"/proc/$1/stat" || return 0
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
 	# shellcheck disable=SC2086 # fields after "(comm)" are plain numbers
-	set -- ${forge_proc_stat##*) }
+	set -- ${stat##*) }
 	[ "$#" -lt 20 ] || forge_proc_start=${20}
 }
 
@@ -29,13 +30,14 @@ forge_owner() {
 # regular file): while PID, which the folder's name carries, is alive; with
 # no PID the owner cannot be told, and counts as alive.
 forge_owner_alive() {
+	local pid start
 	if forge_is_real_file "$1" && [ -s "$1" ]; then
-		read -r forge_owner_pid forge_owner_start 2>/dev/null <"$1" || return 1
-		forge_is_uint "$forge_owner_pid" || return 1
-		kill -0 "$forge_owner_pid" 2>/dev/null || return 1
-		[ -n "$forge_owner_start" ] || return 0
-		forge_proc_start "$forge_owner_pid"
-		[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$forge_owner_start" ]
+		read -r pid start 2>/dev/null <"$1" || return 1
+		forge_is_uint "$pid" || return 1
+		kill -0 "$pid" 2>/dev/null || return 1
+		[ -n "$start" ] || return 0
+		forge_proc_start "$pid"
+		[ -z "$forge_proc_start" ] || [ "$forge_proc_start" = "$start" ]
 		return
 	fi
 	[ -n "${2:-}" ] || return 0

@@ -2,7 +2,7 @@
 # pool, the cold copies of killed runs and the pools of repositories that no
 # longer exist, with what each frees.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_prune ROOT [--dry-run]: forge-verify --prune: removes this
 # repository's warm pool (slots in use by a run are left alone), the cold
@@ -10,6 +10,7 @@
 # Prints what it freed, slot by slot, with sizes; with --dry-run, what it
 # would free, and removes nothing.
 forge_prune() {
+	local pool
 	forge_prune_verbose=1 forge_prune_kib=0 forge_prune_dry=0
 	[ "${2:-}" != --dry-run ] || forge_prune_dry=1
 	forge_require_tool flock sha256sum
@@ -22,12 +23,12 @@ forge_prune() {
 	forge_pool_base
 	forge_repo_id
 	forge_pool_remove "$forge_pool_base/$forge_repo_id"
-	for forge_prune_pool in "$forge_pool_base"/????????????????/; do
-		forge_prune_pool=${forge_prune_pool%/}
-		forge_is_real_dir "$forge_prune_pool" || continue
-		forge_read_file "$forge_prune_pool/source" 2>/dev/null || continue
+	for pool in "$forge_pool_base"/????????????????/; do
+		pool=${pool%/}
+		forge_is_real_dir "$pool" || continue
+		forge_read_file "$pool/source" 2>/dev/null || continue
 		[ ! -d "$forge_file" ] || continue
-		forge_pool_remove "$forge_prune_pool"
+		forge_pool_remove "$pool"
 	done
 	if [ "$forge_prune_kib" -gt 0 ] && [ "$forge_prune_dry" = 1 ]; then
 		printf 'would free %s in total\n' "$(forge_human_kib "$forge_prune_kib")"
@@ -46,19 +47,20 @@ forge_prune() {
 # no cold copy is ever made there). Prints each folder it removes when
 # forge_prune_verbose=1.
 forge_copy_prune() {
-	forge_prune_base=${forge_tmp_base:-${TMPDIR:-/tmp}}
-	case $forge_prune_base in /*) ;; *) return 0 ;; esac
+	local base tmp
+	base=${forge_tmp_base:-${TMPDIR:-/tmp}}
+	case $base in /*) ;; *) return 0 ;; esac
 	{ [ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ]; } ||
 		forge_die 70 "forge_copy_prune: the repository is not known"
-	forge_real_dir "$forge_prune_base" || return 0
+	forge_real_dir "$base" || return 0
 	case $forge_real/ in "$forge_root_real"/* | "$forge_common_real"/*) return 0 ;; esac
-	for forge_prune_tmp in "$forge_prune_base"/forge-verify.??????/; do
-		forge_prune_tmp=${forge_prune_tmp%/}
-		forge_is_real_dir "$forge_prune_tmp" || continue
-		forge_copy_tmp_alive "$forge_prune_tmp" && continue
-		forge_prune_note "$forge_prune_tmp" || continue
-		forge_contain_forget "$forge_prune_tmp"
-		forge_rm_tree "$forge_prune_tmp" || :
+	for tmp in "$base"/forge-verify.??????/; do
+		tmp=${tmp%/}
+		forge_is_real_dir "$tmp" || continue
+		forge_copy_tmp_alive "$tmp" && continue
+		forge_prune_note "$tmp" || continue
+		forge_contain_forget "$tmp"
+		forge_rm_tree "$tmp" || :
 	done
 	return 0
 }
@@ -66,23 +68,24 @@ forge_copy_prune() {
 # forge_pool_remove POOL: removes the slots of POOL that no run holds, then
 # POOL itself once no slot is left.
 forge_pool_remove() {
+	local lock path slot
 	forge_is_real_dir "$1" || return 0
-	for forge_prune_lock in "$1"/*.lock; do
-		forge_is_real_file "$forge_prune_lock" || continue
-		forge_prune_slot=${forge_prune_lock%.lock}
+	for lock in "$1"/*.lock; do
+		forge_is_real_file "$lock" || continue
+		slot=${lock%.lock}
 		# Holding the slot's lock proves no run uses it; the lock file goes
 		# last, so a run that starts meanwhile finds the slot gone or whole.
-		exec 8>>"$forge_prune_lock" || continue
-		if flock -n 8 && forge_pool_lock_held "$forge_prune_lock" 8; then
-			for forge_prune_path in "$forge_prune_slot" "$forge_prune_slot.state"; do
-				forge_path_exists "$forge_prune_path" || continue
-				forge_prune_note "$forge_prune_path" || continue
-				[ "$forge_prune_path" != "$forge_prune_slot" ] || forge_contain_forget "$forge_prune_slot"
-				forge_rm_tree "$forge_prune_path" || forge_warn "could not remove $forge_prune_path"
+		exec 8>>"$lock" || continue
+		if flock -n 8 && forge_pool_lock_held "$lock" 8; then
+			for path in "$slot" "$slot.state"; do
+				forge_path_exists "$path" || continue
+				forge_prune_note "$path" || continue
+				[ "$path" != "$slot" ] || forge_contain_forget "$slot"
+				forge_rm_tree "$path" || forge_warn "could not remove $path"
 			done
-			[ "${forge_prune_dry:-0}" = 1 ] || rm -f -- "$forge_prune_lock"
+			[ "${forge_prune_dry:-0}" = 1 ] || rm -f -- "$lock"
 		else
-			forge_warn "warm slot $forge_prune_slot is in use; left alone"
+			forge_warn "warm slot $slot is in use; left alone"
 		fi
 		exec 8>&-
 	done
@@ -97,15 +100,16 @@ forge_pool_remove() {
 # forge_prune_dry=1 too, prints "would free PATH (SIZE)" and returns 1: the
 # caller removes nothing.
 forge_prune_note() {
+	local size
 	[ "${forge_prune_verbose:-0}" = 1 ] || return 0
-	forge_prune_size=$(du -sk -- "$1" 2>/dev/null) || forge_prune_size=0
-	forge_prune_size=${forge_prune_size%%[!0-9]*}
-	forge_prune_kib=$((${forge_prune_kib:-0} + ${forge_prune_size:-0}))
+	size=$(du -sk -- "$1" 2>/dev/null) || size=0
+	size=${size%%[!0-9]*}
+	forge_prune_kib=$((${forge_prune_kib:-0} + ${size:-0}))
 	if [ "${forge_prune_dry:-0}" = 1 ]; then
-		printf 'would free %s (%s)\n' "$1" "$(forge_human_kib "${forge_prune_size:-0}")"
+		printf 'would free %s (%s)\n' "$1" "$(forge_human_kib "${size:-0}")"
 		return 1
 	fi
-	printf 'freed %s (%s)\n' "$1" "$(forge_human_kib "${forge_prune_size:-0}")"
+	printf 'freed %s (%s)\n' "$1" "$(forge_human_kib "${size:-0}")"
 }
 
 # forge_human_kib KIB: prints a size given in KiB for people: "12 KiB",

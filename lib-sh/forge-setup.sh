@@ -3,7 +3,7 @@
 # setup steps, run in the copy by the step runner (forge-steps.sh) and, in a
 # warm slot, only when their key files changed.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_isolated_settings ROOT: sets forge_isolated_setup (a JSON array of
 # steps), forge_isolated_keep and forge_isolated_key (newline-separated
@@ -11,6 +11,7 @@
 # configuration, each key that is not set there from detection at ROOT. A
 # configured setup without a setupKey has no key. Needs forge_config.
 forge_isolated_settings() {
+	local out sep
 	forge_isolated_detect "$1"
 	if [ "${forge_config_files:-1}" = 0 ]; then
 		# No configuration file: detection alone, without jq.
@@ -20,7 +21,7 @@ forge_isolated_settings() {
 		return 0
 	fi
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_settings_out=$(printf '%s' "$forge_config" | jq -r --argjson ds "$forge_detect_setup" \
+	out=$(printf '%s' "$forge_config" | jq -r --argjson ds "$forge_detect_setup" \
 		--argjson dk "$forge_detect_keep" --argjson dkey "$forge_detect_key" '
 		(.verify.isolated // {}) as $i
 		| (if $i | has("setup") then [$i.setup, ($i.setupKey // [])]
@@ -31,17 +32,17 @@ forge_isolated_settings() {
 		| if $bad != null then "E\tverify.isolated.setup[\($bad)].run: a non-empty shell command is required"
 		  else "\($setup | tojson)", "K\($keep | join("\n"))", "\u0001\($key | join("\n"))" end') ||
 		forge_die 70 "jq failed while reading verify.isolated"
-	case $forge_settings_out in
-	"E	"*) forge_die 65 "configuration: key ${forge_settings_out#??}" ;;
+	case $out in
+	"E	"*) forge_die 65 "configuration: key ${out#??}" ;;
 	esac
-	forge_isolated_setup=${forge_settings_out%%"
+	forge_isolated_setup=${out%%"
 "*}
-	forge_settings_out=${forge_settings_out#*"
+	out=${out#*"
 K"}
-	forge_settings_sep=$(printf '\001')
-	forge_isolated_keep=${forge_settings_out%%"
-$forge_settings_sep"*}
-	forge_isolated_key=${forge_settings_out#*"$forge_settings_sep"}
+	sep=$(printf '\001')
+	forge_isolated_keep=${out%%"
+$sep"*}
+	forge_isolated_key=${out#*"$sep"}
 }
 
 # forge_isolated_stamp COPY: prints a digest of the setup steps, the keep
@@ -68,10 +69,11 @@ forge_isolated_stamp() {
 # from that of the slot's last successful setup or a keep path that setup
 # left is gone. A failing setup step exits 69 (an ERROR, not a FAIL).
 forge_isolated_setup_run() {
+	local n stamp
 	[ "$forge_isolated_setup" != '[]' ] || return 0
 	forge_require_tool sha256sum
-	forge_setup_stamp=$(forge_isolated_stamp "$1") || forge_die 70 "cannot digest the setup keys"
-	if [ -n "${2:-}" ] && forge_isolated_setup_current "$1" "$2/setup"; then
+	stamp=$(forge_isolated_stamp "$1") || forge_die 70 "cannot digest the setup keys"
+	if [ -n "${2:-}" ] && forge_isolated_setup_current "$1" "$2/setup" "$stamp"; then
 		[ "${forge_quiet:-0}" = 1 ] ||
 			printf 'Setup: up to date in this warm slot (%s unchanged)\n' \
 				"$(printf '%s' "${forge_isolated_key:-the setup}" | forge_printable)" >&2
@@ -82,20 +84,20 @@ forge_isolated_setup_run() {
 	# One jq run for all the setup steps; each run and reported by the step
 	# runner, as a verify step is (forge_step).
 	forge_steps_queue "$forge_isolated_setup" "$forge_default_timeout" verify.isolated.setup
-	forge_setup_n=0
+	n=0
 	while forge_step_next; do
-		forge_setup_n=$((forge_setup_n + 1))
-		forge_step Setup "$forge_setup_n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
+		n=$((n + 1))
+		forge_step Setup "$n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
 			"$forge_step_timeout" sh -c -- "$forge_step_run"
 		[ "$forge_step_exit" = 0 ] ||
-			forge_die 69 "setup step '$forge_step_name' failed ($forge_step_result): log .forge/runs/$forge_run_id/setup-$forge_setup_n-$forge_step_file.log"
+			forge_die 69 "setup step '$forge_step_name' failed ($forge_step_result): log .forge/runs/$forge_run_id/setup-$n-$forge_step_file.log"
 	done
 	[ -n "${2:-}" ] || return 0
 	# The stamp, then the keep paths that setup left (their loss means
 	# setting up again).
 	forge_rm_tree "$2/setup.$$" || forge_die 73 "cannot remove $2/setup.$$"
 	{
-		printf '%s\n' "$forge_setup_stamp"
+		printf '%s\n' "$stamp"
 		forge_list=$forge_isolated_keep
 		while forge_list_next; do
 			[ ! -d "$1/$forge_item" ] || printf '%s\n' "$forge_item"
@@ -104,15 +106,17 @@ forge_isolated_setup_run() {
 	mv -f -- "$2/setup.$$" "$2/setup" || forge_die 73 "cannot write $2/setup"
 }
 
-# forge_isolated_setup_current COPY FILE: true when FILE records the current
-# stamp and every keep path it lists is still a folder in COPY.
+# forge_isolated_setup_current COPY FILE STAMP: true when FILE records
+# STAMP, the current stamp, and every keep path it lists is still a folder in
+# COPY.
 forge_isolated_setup_current() {
+	local keep stamp
 	forge_is_real_file "$2" || return 1
 	{
-		IFS= read -r forge_current_stamp || return 1
-		[ "$forge_current_stamp" = "$forge_setup_stamp" ] || return 1
-		while IFS= read -r forge_current_keep; do
-			forge_is_real_dir "$1/$forge_current_keep" || return 1
+		IFS= read -r stamp || return 1
+		[ "$stamp" = "$3" ] || return 1
+		while IFS= read -r keep; do
+			forge_is_real_dir "$1/$keep" || return 1
 		done
 	} <"$2"
 }

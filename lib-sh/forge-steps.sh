@@ -3,7 +3,7 @@
 # kept as evidence (SPEC 3.2), the status line, signals, and the step's
 # report on stderr.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_steps_queue STEPS DEFAULT_TIMEOUT KEY: reads every step of STEPS (a
 # JSON array of {name, run, timeout}; KEY names it in messages: verify.steps,
@@ -32,22 +32,23 @@ forge_steps_queue() {
 # forge_step_timeout, forge_step_file (a file-name-safe form of the name),
 # forge_step_name and forge_step_run; returns 1 when none is left.
 forge_step_next() {
+	local line lines sep
 	[ -n "$forge_step_queue" ] || return 1
-	forge_step_line=${forge_step_queue%%"
+	line=${forge_step_queue%%"
 "*}
 	forge_step_queue=${forge_step_queue#*"
 "}
-	forge_step_timeout=${forge_step_line%%"	"*}
-	forge_step_line=${forge_step_line#*"	"}
-	forge_step_file=${forge_step_line%%"	"*}
-	forge_step_line=${forge_step_line#*"	"}
-	forge_step_lines=${forge_step_line%%"	"*}
-	forge_step_name=${forge_step_line#*"	"}
-	forge_step_run='' forge_step_sep=''
-	while [ "$forge_step_lines" -gt 0 ]; do
-		forge_step_run=$forge_step_run$forge_step_sep${forge_step_queue%%"
+	forge_step_timeout=${line%%"	"*}
+	line=${line#*"	"}
+	forge_step_file=${line%%"	"*}
+	line=${line#*"	"}
+	lines=${line%%"	"*}
+	forge_step_name=${line#*"	"}
+	forge_step_run='' sep=''
+	while [ "$lines" -gt 0 ]; do
+		forge_step_run=$forge_step_run$sep${forge_step_queue%%"
 "*}
-		forge_step_sep='
+		sep='
 '
 		case $forge_step_queue in
 		*"
@@ -55,7 +56,7 @@ forge_step_next() {
 "} ;;
 		*) forge_step_queue= ;;
 		esac
-		forge_step_lines=$((forge_step_lines - 1))
+		lines=$((lines - 1))
 	done
 }
 
@@ -68,24 +69,25 @@ forge_step_next() {
 # setup ends the run at once. Sets what forge_step_exec sets, and
 # forge_step_result (forge_step_result).
 forge_step() {
-	forge_sr_kind=$1 forge_sr_n=$2 forge_sr_file=$3 forge_sr_name=$4 forge_sr_run=$5 forge_sr_timeout=$6
+	local kind n file name run timeout label
+	kind=$1 n=$2 file=$3 name=$4 run=$5 timeout=$6
 	shift 6
-	[ "$forge_sr_kind" = Verify ] || forge_sr_n=setup-$forge_sr_n
-	forge_sr_label=$(forge_step_label "$forge_sr_kind" "$forge_sr_name" "$forge_sr_run")
+	[ "$kind" = Verify ] || n=setup-$n
+	label=$(forge_step_label "$kind" "$name" "$run")
 	if [ "${forge_verbose:-0}" = 1 ] && [ "${forge_quiet:-0}" != 1 ]; then
-		printf '%s\n' "$forge_sr_label" >&2
+		printf '%s\n' "$label" >&2
 	fi
-	forge_run_log "$forge_sr_n" "$forge_sr_file"
-	forge_step_exec "$forge_sr_label" "$forge_run_log" "$forge_sr_timeout" "$@"
-	if [ "$forge_sr_kind" = Verify ]; then
-		forge_step_classify "$forge_sr_run" "${forge_exec_isolated:-false}"
+	forge_run_log "$n" "$file"
+	forge_step_exec "$label" "$forge_run_log" "$timeout" "$@"
+	if [ "$kind" = Verify ]; then
+		forge_step_classify "$run" "${forge_exec_isolated:-false}"
 	else
 		forge_step_hint=
 		forge_exit_signal
 	fi
-	forge_step_result "$forge_sr_kind"
-	forge_step_report "$forge_sr_kind" "$forge_sr_name" "$forge_sr_run" \
-		".forge/runs/$forge_run_id/$forge_sr_n-$forge_sr_file.log"
+	forge_step_result "$kind"
+	forge_step_report "$kind" "$name" "$run" \
+		".forge/runs/$forge_run_id/$n-$file.log"
 }
 
 # forge_step_result KIND: sets forge_step_result to how the step that just
@@ -117,11 +119,12 @@ forge_step_result() {
 # background so that a signal trap (see forge_interrupt) can forward the
 # signal while the shell waits.
 forge_step_exec() {
-	forge_step_status=$1 forge_step_log=$2 forge_step_limit=$3
+	local label limit start
+	label=$1 forge_step_log=$2 limit=$3
 	shift 3
 	forge_step_header "$forge_step_log"
 	forge_ms_now
-	forge_step_start=$forge_mono_ms
+	start=$forge_mono_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
 		forge_step_fifo=$forge_step_log.fifo forge_step_show=$forge_step_log.show
 		rm -f -- "$forge_step_fifo" "$forge_step_show"
@@ -143,11 +146,11 @@ forge_step_exec() {
 			rm -f -- "$forge_step_fifo" "$forge_step_show"
 		) 9>&- &
 		forge_tee_pid=$!
-		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
+		(cd -- "$forge_exec_dir" && forge_contain_exec "$limit" "$@") \
 			</dev/null >"$forge_step_fifo" 2>&1 9>&- &
 	else
-		forge_status_start "${forge_step_status:-${forge_step_log##*/}}"
-		(cd -- "$forge_exec_dir" && forge_contain_exec "$forge_step_limit" "$@") \
+		forge_status_start "${label:-${forge_step_log##*/}}"
+		(cd -- "$forge_exec_dir" && forge_contain_exec "$limit" "$@") \
 			</dev/null >>"$forge_step_log" 2>&1 9>&- &
 	fi
 	forge_step_pid=$!
@@ -160,13 +163,13 @@ forge_step_exec() {
 	done
 	forge_step_pid=
 	forge_ms_now
-	forge_step_ms=$((forge_mono_ms - forge_step_start))
+	forge_step_ms=$((forge_mono_ms - start))
 	if [ "${forge_verbose:-0}" = 1 ]; then
 		forge_tee_finish
 	else
 		forge_status_stop
 	fi
-	forge_secs_to_ms "$forge_step_limit"
+	forge_secs_to_ms "$limit"
 	case $forge_step_exit in
 	0) forge_step_reason= ;;
 	124)
@@ -189,20 +192,21 @@ forge_step_exec() {
 # in milliseconds (rounded down), or to nothing when SECS is not plain digits
 # with an optional fraction.
 forge_secs_to_ms() {
+	local whole frac
 	forge_limit_ms=
 	case $1 in '' | . | *[!0-9.]* | *.*.*) return 0 ;; esac
-	forge_limit_int=${1%%.*} forge_limit_frac=
-	case $1 in *.*) forge_limit_frac=${1#*.} ;; esac
-	forge_limit_frac=${forge_limit_frac}000
-	forge_limit_frac=${forge_limit_frac%"${forge_limit_frac#???}"}
+	whole=${1%%.*} frac=
+	case $1 in *.*) frac=${1#*.} ;; esac
+	frac=${frac}000
+	frac=${frac%"${frac#???}"}
 	# Leading zeros would make $(( )) read octal.
 	while :; do
-		case $forge_limit_int in 0?*) forge_limit_int=${forge_limit_int#0} ;; *) break ;; esac
+		case $whole in 0?*) whole=${whole#0} ;; *) break ;; esac
 	done
 	while :; do
-		case $forge_limit_frac in 0?*) forge_limit_frac=${forge_limit_frac#0} ;; *) break ;; esac
+		case $frac in 0?*) frac=${frac#0} ;; *) break ;; esac
 	done
-	forge_limit_ms=$((${forge_limit_int:-0} * 1000 + forge_limit_frac))
+	forge_limit_ms=$((${whole:-0} * 1000 + frac))
 }
 
 # forge_step_header LOG: in a copy (--isolated), starts LOG with the one line
@@ -219,20 +223,21 @@ forge_step_header() {
 # verbose, shows "LABEL 12s" on one line, updated once a second, until
 # forge_status_stop. Off a terminal it does nothing.
 forge_status_start() {
+	local label secs
 	forge_status_pid=
 	[ "${forge_quiet:-0}" != 1 ] && [ "${forge_verbose:-0}" != 1 ] && [ -t 2 ] || return 0
 	# A long command line must not wrap: the line could not be erased.
-	forge_status_label=$(printf '%s' "$1" | tr '\000-\037' ' ' | cut -c 1-70)
+	label=$(printf '%s' "$1" | tr '\000-\037' ' ' | cut -c 1-70)
 	(
 		forge_status_sleep=
 		trap 'kill "$forge_status_sleep" 2>/dev/null; exit 0' TERM
-		forge_status_s=0
+		secs=0
 		while :; do
-			printf '\r\033[K%s %ss' "$forge_status_label" "$forge_status_s" >&2
+			printf '\r\033[K%s %ss' "$label" "$secs" >&2
 			sleep 1 &
 			forge_status_sleep=$!
 			wait "$forge_status_sleep"
-			forge_status_s=$((forge_status_s + 1))
+			secs=$((secs + 1))
 		done
 	) </dev/null >/dev/null 9>&- &
 	forge_status_pid=$!
@@ -255,10 +260,11 @@ forge_status_stop() {
 # holds the output open escaped it (setsid): tee gets a second at most, so
 # the step's timeout holds whatever such a process does.
 forge_tee_finish() {
-	forge_tee_n=0
-	while [ -p "$forge_step_fifo" ] && [ "$forge_tee_n" -lt 10 ]; do
+	local n
+	n=0
+	while [ -p "$forge_step_fifo" ] && [ "$n" -lt 10 ]; do
 		sleep 0.1
-		forge_tee_n=$((forge_tee_n + 1))
+		n=$((n + 1))
 	done
 	[ ! -p "$forge_step_fifo" ] || kill "$forge_tee_pid" 2>/dev/null || :
 	wait "$forge_tee_pid" || :
@@ -285,6 +291,7 @@ forge_interrupt() {
 # the run was interrupted by it as surely as through the trap: sets
 # forge_signal, whatever dispositions forge-verify inherited (SPEC 3.1).
 forge_signal_untrapped() {
+	local key value ignored
 	[ -z "${forge_signal:-}" ] || return 0
 	case $1 in
 	129) set -- HUP 1 ;;
@@ -292,14 +299,14 @@ forge_signal_untrapped() {
 	143) set -- TERM 16384 ;;
 	*) return 0 ;;
 	esac
-	forge_sigign=
-	while IFS=' 	' read -r forge_sig_key forge_sig_value; do
-		[ "$forge_sig_key" != SigIgn: ] || forge_sigign=$forge_sig_value
+	ignored=
+	while IFS=' 	' read -r key value; do
+		[ "$key" != SigIgn: ] || ignored=$value
 	done 2>/dev/null </proc/$$/status || :
-	case $forge_sigign in '' | *[!0-9a-fA-F]*) return 0 ;; esac
+	case $ignored in '' | *[!0-9a-fA-F]*) return 0 ;; esac
 	# The low 32 bits hold HUP, INT and TERM (the mask is 16 hex digits).
-	case $forge_sigign in ????????????????) forge_sigign=${forge_sigign#????????} ;; esac
-	[ $((0x$forge_sigign & $2)) -eq 0 ] || forge_signal=$1
+	case $ignored in ????????????????) ignored=${ignored#????????} ;; esac
+	[ $((0x$ignored & $2)) -eq 0 ] || forge_signal=$1
 }
 
 # forge_exit_signal: exits 128+n when a signal was caught (forge_interrupt).
@@ -318,11 +325,12 @@ forge_exit_signal() {
 # (forge_printable: NAME and RUN come from a configuration or a command line
 # that may hold escape sequences).
 forge_step_label() {
-	forge_label="$1: $2 ($3)"
+	local label
+	label="$1: $2 ($3)"
 	# Plain text needs no jq (most labels); anything else goes through it.
-	case $forge_label in
-	*[![:alnum:][:punct:]\ ]*) printf '%s' "$forge_label" | forge_printable ;;
-	*) printf '%s\n' "$forge_label" ;;
+	case $label in
+	*[![:alnum:][:punct:]\ ]*) printf '%s' "$label" | forge_printable ;;
+	*) printf '%s\n' "$label" ;;
 	esac
 }
 
@@ -331,26 +339,27 @@ forge_step_label() {
 # it holds only characters no shell treats specially, else in single quotes
 # (a ' inside as '\''). "sh -c './configure && make test'" stays just that.
 forge_shell_quote() {
-	forge_quoted='' forge_quote_sep=''
-	for forge_quote_arg in "$@"; do
-		case $forge_quote_arg in
+	local arg rest sep word
+	forge_quoted='' sep=''
+	for arg in "$@"; do
+		case $arg in
 		'' | *[!A-Za-z0-9_@%+=:,./-]*)
-			forge_quote_rest=$forge_quote_arg forge_quote_word=
+			rest=$arg word=
 			while :; do
-				case $forge_quote_rest in
+				case $rest in
 				*\'*)
-					forge_quote_word="$forge_quote_word${forge_quote_rest%%\'*}'\\''"
-					forge_quote_rest=${forge_quote_rest#*\'} ;;
+					word="$word${rest%%\'*}'\\''"
+					rest=${rest#*\'} ;;
 				*)
-					forge_quote_word=$forge_quote_word$forge_quote_rest
+					word=$word$rest
 					break ;;
 				esac
 			done
-			forge_quote_word="'$forge_quote_word'" ;;
-		*) forge_quote_word=$forge_quote_arg ;;
+			word="'$word'" ;;
+		*) word=$arg ;;
 		esac
-		forge_quoted=$forge_quoted$forge_quote_sep$forge_quote_word
-		forge_quote_sep=' '
+		forge_quoted=$forge_quoted$sep$word
+		sep=' '
 	done
 }
 

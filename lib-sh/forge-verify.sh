@@ -2,7 +2,7 @@
 # (forge-steps.sh), a broken environment told from failing code, the verdict
 # recorded (forge-state.sh) and shown.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_verify_execute WORKDIR ISOLATED CHANGE HEAD TREE [-- COMMAND [ARG...]]:
 # runs the steps (COMMAND alone when given, else forge_steps) in WORKDIR and
@@ -12,8 +12,9 @@
 # is named on stderr). A signal ends the run as ERROR with the interrupted
 # step on the record, then exits 128+n.
 forge_verify_execute() {
-	forge_exec_dir=$1 forge_exec_isolated=$2 forge_exec_change=$3
-	forge_exec_head=$4 forge_exec_tree=$5
+	local change display head tree n
+	forge_exec_dir=$1 forge_exec_isolated=$2 change=$3
+	head=$4 tree=$5
 	shift 5
 	forge_verdict=PASS
 	if [ "$#" -gt 0 ]; then
@@ -22,21 +23,21 @@ forge_verify_execute() {
 		# "run") shell-quoted, so that pasting it runs the same thing.
 		shift
 		forge_shell_quote "$@"
-		forge_exec_display=$forge_quoted
-		forge_step Verify 1 command command "$forge_exec_display" "$forge_default_timeout" "$@"
+		display=$forge_quoted
+		forge_step Verify 1 command command "$display" "$forge_default_timeout" "$@"
 		forge_record_argc=$#
 		forge_record_tested=null
-		set -- command "$forge_exec_display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason" "$@"
-		forge_verify_judge command "$forge_exec_display"
+		set -- command "$display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason" "$@"
+		forge_verify_judge command "$display"
 	else
 		forge_record_argc=0
 		forge_record_tested=${forge_steps_tested:-null}
 		forge_steps_queue "$forge_steps" "$forge_default_timeout" verify.steps
-		forge_exec_n=0
+		n=0
 		while forge_step_next; do
-			forge_exec_n=$((forge_exec_n + 1))
-			forge_step_pick "$((forge_exec_n - 1))" "$forge_exec_dir" || continue
-			forge_step Verify "$forge_exec_n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
+			n=$((n + 1))
+			forge_step_pick "$((n - 1))" "$forge_exec_dir" || continue
+			forge_step Verify "$n" "$forge_step_file" "$forge_step_name" "$forge_step_run" \
 				"$forge_step_timeout" sh -c -- "$forge_step_run"
 			set -- "$@" "$forge_step_name" "$forge_step_run" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason"
 			forge_verify_judge "$forge_step_name" "$forge_step_run"
@@ -45,8 +46,8 @@ forge_verify_execute() {
 		# A build alone (verify.buildOnly) is known once its make target was looked for.
 		forge_record_tested=${forge_steps_tested:-null}
 	fi
-	forge_record "$forge_verdict" "$forge_exec_isolated" "$forge_exec_change" \
-		"$forge_exec_head" "$forge_exec_tree" "$@"
+	forge_record "$forge_verdict" "$forge_exec_isolated" "$change" \
+		"$head" "$tree" "$@"
 	forge_record_argc=0
 	forge_recorded=1
 	forge_exit_signal
@@ -141,14 +142,15 @@ forge_step_missing() {
 # the top-level name counts: a missing submodule of an importable package
 # (No module named 'pkg.sub') is the code's failure.
 forge_step_own_module() {
+	local dir module
 	forge_step_module=''
-	for forge_m in $(sed -n -E \
+	for module in $(sed -n -E \
 		-e "s/^.*ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)'\$/\\1/p" \
 		-e 's/^.*ImportError: No module named ([A-Za-z_][A-Za-z0-9_]*)$/\1/p' \
 		-- "$forge_step_log" 2>/dev/null | head -n 20); do
-		for forge_d in "$1/src" "$1"; do
-			if [ -f "$forge_d/$forge_m/__init__.py" ] || [ -f "$forge_d/$forge_m.py" ]; then
-				forge_step_module=$forge_m forge_step_module_dir=${forge_d#"$1"}
+		for dir in "$1/src" "$1"; do
+			if [ -f "$dir/$module/__init__.py" ] || [ -f "$dir/$module.py" ]; then
+				forge_step_module=$module forge_step_module_dir=${dir#"$1"}
 				return 0
 			fi
 		done

@@ -344,7 +344,7 @@ exit 0'
 
 # --- forge-verify --prune -------------------------------------------------------------
 
-@test "--prune frees this repository's pool, copies of killed runs, pools of deleted repositories and the old in-repository pool" {
+@test "--prune frees this repository's pool, copies of killed runs and pools of deleted repositories" {
 	run forge-verify --isolated --warm -- true
 	assert_success
 	make_repo "$SCRATCH/gone"
