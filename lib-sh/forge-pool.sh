@@ -69,7 +69,7 @@ forge_pool_acquire() {
 		forge_clear_for_file "$lock" || forge_die 73 "cannot remove $lock"
 		exec 9>>"$lock" || forge_die 73 "cannot create $lock"
 		if flock -n 9; then
-			forge_pool_lock_held "$lock" && break
+			forge_lock_held "$lock" && break
 			# --prune removed the slot (and its lock file) between the
 			# open and the lock: try the same slot again.
 			exec 9>&-

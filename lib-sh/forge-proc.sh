@@ -44,11 +44,11 @@ forge_owner_alive() {
 	kill -0 "$2" 2>/dev/null
 }
 
-# forge_pool_lock_held LOCK [FD]: true when file descriptor FD (default 9),
+# forge_lock_held LOCK [FD]: true when file descriptor FD (default 9),
 # just locked, is still the file LOCK: --prune removes a slot's lock file
 # while it holds it, so a run that opened the file before and locked it
 # after would hold a lock on a file no one else sees.
-forge_pool_lock_held() {
+forge_lock_held() {
 	# shellcheck disable=SC3013 # -ef: dash, bash and busybox sh all have it
 	[ "/dev/fd/${2:-9}" -ef "$1" ]
 }

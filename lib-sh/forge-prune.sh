@@ -76,7 +76,7 @@ forge_pool_remove() {
 		# Holding the slot's lock proves no run uses it; the lock file goes
 		# last, so a run that starts meanwhile finds the slot gone or whole.
 		exec 8>>"$lock" || continue
-		if flock -n 8 && forge_pool_lock_held "$lock" 8; then
+		if flock -n 8 && forge_lock_held "$lock" 8; then
 			for path in "$slot" "$slot.state"; do
 				forge_path_exists "$path" || continue
 				forge_prune_note "$path" || continue

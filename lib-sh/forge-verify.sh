@@ -12,9 +12,8 @@
 # is named on stderr). A signal ends the run as ERROR with the interrupted
 # step on the record, then exits 128+n.
 forge_verify_execute() {
-	local change display head tree n
-	forge_exec_dir=$1 forge_exec_isolated=$2 change=$3
-	head=$4 tree=$5
+	local change_id="$3" head="$4" tree="$5" display n
+	forge_exec_dir=$1 forge_exec_isolated=$2
 	shift 5
 	forge_verdict=PASS
 	if [ "$#" -gt 0 ]; then
@@ -46,7 +45,7 @@ forge_verify_execute() {
 		# A build alone (verify.buildOnly) is known once its make target was looked for.
 		forge_record_tested=${forge_steps_tested:-null}
 	fi
-	forge_record "$forge_verdict" "$forge_exec_isolated" "$change" \
+	forge_record "$forge_verdict" "$forge_exec_isolated" "$change_id" \
 		"$head" "$tree" "$@"
 	forge_record_argc=0
 	forge_recorded=1

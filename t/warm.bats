@@ -520,7 +520,10 @@ npm_project() {
 		assert_output --partial "setup step 'deps' failed"
 		[ ! -e "$SCRATCH/ran" ]
 		[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
-		grep -q broken .forge/runs/"$(tail -n 1 .forge/timeline.jsonl | jq -r .run)"/setup-1-deps.log
+		run_id=$(tail -n 1 .forge/timeline.jsonl | jq -r .run)
+		grep -q broken ".forge/runs/$run_id/setup-1-deps.log"
+		# Reported by the step runner as a verify step is: line, tail, log.
+		assert_output --partial "$(printf '| broken\nlog: .forge/runs/%s/setup-1-deps.log' "$run_id")"
 	done
 	[ "$(forge-state get .forge/breaker streak 0)" = 0 ]
 	# Quiet: the same 69 (never 2, the breaker's), the verdict only; a
