@@ -2,7 +2,7 @@
 # $FORGE_CONFIG < --config, merged key by key with jq (SPEC section 6);
 # the repository's forge.json cannot widen the sandbox.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_config_texts: sets the schema, the defaults and the jq program.
 # (Assigned when called, so that sourcing forge.sh defines functions only.)
@@ -173,26 +173,31 @@ forge_config_texts() {
 # about the keys ROOT/forge.json may not set (every sandbox.* and loop.*
 # key, verify.sandbox false, verify.reuse.trust), which it ignores.
 forge_config_load() {
-	forge_config_root=$1
-	forge_config_cli=${2:-}
+	local bad cli f line nl out root
+	root=$1
+	cli=${2:-}
 	set --
-	forge_config_user="${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}/forge/config.json"
+	# The user's file, in the XDG configuration folder (a relative
+	# XDG_CONFIG_HOME is ignored: it would name a file of the current
+	# directory, maybe a hostile work tree, as the user's own).
+	forge_config_user=/nonexistent/.config/forge/config.json
+	! forge_xdg_dir config || forge_config_user=$forge_xdg/forge/config.json
 	[ -f "$forge_config_user" ] && set -- "$@" "$forge_config_user"
 	# The repository's own forge.json is untrusted: forge_config_repo_n is its
 	# index among the files (-1: none). $FORGE_CONFIG and --config are the
 	# user's choice, whatever file they name.
 	forge_config_repo_n=-1
-	if [ -n "$forge_config_root" ] && [ -f "$forge_config_root/forge.json" ]; then
+	if [ -n "$root" ] && [ -f "$root/forge.json" ]; then
 		forge_config_repo_n=$#
-		set -- "$@" "$forge_config_root/forge.json"
+		set -- "$@" "$root/forge.json"
 	fi
 	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
-	[ -n "$forge_config_cli" ] && set -- "$@" "$forge_config_cli"
+	[ -n "$cli" ] && set -- "$@" "$cli"
 	# How many files were read: none means the defaults, known without jq.
 	forge_config_files=$#
-	for forge_config_f in "$@"; do
-		if [ ! -r "$forge_config_f" ] || [ -d "$forge_config_f" ]; then
-			forge_die 65 "$forge_config_f: cannot read config file"
+	for f in "$@"; do
+		if [ ! -r "$f" ] || [ -d "$f" ]; then
+			forge_die 65 "$f: cannot read config file"
 		fi
 	done
 	if [ "$#" -eq 0 ]; then
@@ -203,30 +208,30 @@ forge_config_load() {
 	fi
 	# Each file is passed as a name and its text; jq parses the text itself so
 	# an error can name the file.
-	forge_config_out=$(forge_config_run "$@") ||
+	out=$(forge_config_run "$@") ||
 		forge_die 70 "jq failed while reading the configuration"
 	forge_config=
-	forge_config_bad=
-	forge_config_nl='
+	bad=
+	nl='
 '
-	while [ -n "$forge_config_out" ]; do
+	while [ -n "$out" ]; do
 		# The merged configuration comes last, on one line: take it whole
 		# rather than scanning a possibly huge string for newlines.
-		case $forge_config_out in
-		"C	"*) forge_config=${forge_config_out#??}; break ;;
+		case $out in
+		"C	"*) forge_config=${out#??}; break ;;
 		esac
-		forge_config_line=${forge_config_out%%"$forge_config_nl"*}
-		case $forge_config_out in
-		*"$forge_config_nl"*) forge_config_out=${forge_config_out#*"$forge_config_nl"} ;;
-		*) forge_config_out= ;;
+		line=${out%%"$nl"*}
+		case $out in
+		*"$nl"*) out=${out#*"$nl"} ;;
+		*) out= ;;
 		esac
-		case $forge_config_line in
-		"W	"*) forge_warn "${forge_config_line#??}" ;;
-		"E	"*) forge_error "${forge_config_line#??}"; forge_config_bad=1 ;;
-		"V	"*) forge_config_verify_values=${forge_config_line#??} ;;
+		case $line in
+		"W	"*) forge_warn "${line#??}" ;;
+		"E	"*) forge_error "${line#??}"; bad=1 ;;
+		"V	"*) forge_config_verify_values=${line#??} ;;
 		esac
 	done
-	[ -z "$forge_config_bad" ] || exit 65
+	[ -z "$bad" ] || exit 65
 	[ -n "$forge_config" ] || forge_die 70 "configuration produced no result"
 }
 
@@ -234,15 +239,16 @@ forge_config_load() {
 # file goes in by name and raw text, so jq itself parses it and an error can
 # name the file; nothing is limited by the size of an argument.
 forge_config_run() {
+	local f n
 	forge_config_texts
-	forge_config_n=0
-	for forge_config_f in "$@"; do
-		set -- "$@" --arg "n$forge_config_n" "$forge_config_f" --rawfile "t$forge_config_n" "$forge_config_f"
+	n=0
+	for f in "$@"; do
+		set -- "$@" --arg "n$n" "$f" --rawfile "t$n" "$f"
 		shift
-		forge_config_n=$((forge_config_n + 1))
+		n=$((n + 1))
 	done
 	jq -n -r --argjson schema "$forge_config_schema" --argjson defaults "$forge_config_defaults" \
-		--argjson count "$forge_config_n" --argjson repo "${forge_config_repo_n:--1}" \
+		--argjson count "$n" --argjson repo "${forge_config_repo_n:--1}" \
 		--arg user "${forge_config_user:-}" "$@" "$forge_config_jq"
 }
 

@@ -1,6 +1,6 @@
 # forge-core.sh — messages, exit codes, small validators and clocks shared by
 # every forge program. Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # Exit codes (SPEC section 2; sysexits where one fits).
 # 0 ok/PASS, 1 FAIL, 2 breaker open, 64 usage, 65 bad data, 69 unavailable,
@@ -15,10 +15,11 @@ forge_error() { forge_message "${forge_prog:-forge}: error: " "$*"; }
 
 # forge_die CODE MESSAGE: report an error and exit with CODE.
 forge_die() {
-	forge_die_code=$1
+	local code
+	code=$1
 	shift
 	forge_error "$*"
-	exit "$forge_die_code"
+	exit "$code"
 }
 
 # forge_usage_error MESSAGE: a usage error (64) with a pointer to --help.
@@ -36,9 +37,10 @@ forge_help() {
 
 # forge_require_tool NAME...: exit 69 when a required program is missing.
 forge_require_tool() {
-	for forge_tool in "$@"; do
-		command -v "$forge_tool" >/dev/null 2>&1 ||
-			forge_die 69 "required program '$forge_tool' not found on PATH"
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null 2>&1 ||
+			forge_die 69 "required program '$tool' not found on PATH"
 	done
 }
 
@@ -49,20 +51,21 @@ forge_require_tool() {
 # unset PATH means /usr/local/bin:/usr/bin:/bin. forge-shell applies the
 # same rule in C. Returns 1 when there is none.
 forge_find_program() {
+	local dir path
 	forge_program=
-	forge_fp_path=${PATH-/usr/local/bin:/usr/bin:/bin}
+	path=${PATH-/usr/local/bin:/usr/bin:/bin}
 	while :; do
-		forge_fp_dir=${forge_fp_path%%:*}
-		case $forge_fp_dir in
+		dir=${path%%:*}
+		case $dir in
 		/*)
-			if [ -f "$forge_fp_dir/$1" ] && [ -x "$forge_fp_dir/$1" ]; then
-				forge_program=$forge_fp_dir/$1
+			if [ -f "$dir/$1" ] && [ -x "$dir/$1" ]; then
+				forge_program=$dir/$1
 				return 0
 			fi
 			;;
 		esac
-		case $forge_fp_path in
-		*:*) forge_fp_path=${forge_fp_path#*:} ;;
+		case $path in
+		*:*) path=${path#*:} ;;
 		*) return 1 ;;
 		esac
 	done
@@ -85,18 +88,19 @@ forge_is_count() {
 # the same rule, and the configuration's "seconds" type (forge-config.sh)
 # its JSON form.
 forge_is_seconds() {
+	local whole frac
 	case $1 in
 	'' | . | *[!0-9.]* | *.*.*) return 1 ;;
 	esac
-	forge_secs_whole=${1%%.*} forge_secs_frac=
-	case $1 in *.*) forge_secs_frac=${1#*.} ;; esac
+	whole=${1%%.*} frac=
+	case $1 in *.*) frac=${1#*.} ;; esac
 	while :; do
-		case $forge_secs_whole in 0*) forge_secs_whole=${forge_secs_whole#0} ;; *) break ;; esac
+		case $whole in 0*) whole=${whole#0} ;; *) break ;; esac
 	done
-	[ "${#forge_secs_whole}" -le 9 ] || return 1
-	[ -z "$forge_secs_whole" ] || return 0
+	[ "${#whole}" -le 9 ] || return 1
+	[ -z "$whole" ] || return 0
 	# Below one second: the first three decimals must not all be 0.
-	case ${forge_secs_frac}000 in 000*) return 1 ;; esac
+	case ${frac}000 in 000*) return 1 ;; esac
 }
 
 # forge_valid_change_id ID: IDs match [A-Za-z0-9._-]{1,64} and are not
@@ -107,26 +111,28 @@ forge_valid_change_id() {
 	[ "${#1}" -le 64 ]
 }
 
-# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable),
-# forge_ms (milliseconds since the epoch) and forge_mono_ms (milliseconds of
-# a clock that never goes back, for durations) from one reading of
+# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable)
+# and forge_mono_ms (milliseconds of a clock that never goes back, for
+# durations) from one reading of
 # forge-state now: a process cheaper than date(1), and one per reading.
 forge_clock() {
+	local out
 	forge_helper_path forge-state
-	forge_clock_out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
+	out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
 	# shellcheck disable=SC2086 # four plain words, split on purpose
-	set -- $forge_clock_out
-	[ "$#" -eq 4 ] || forge_die 70 "forge-state now printed '$forge_clock_out'"
-	forge_ts=$1 forge_stamp=$2 forge_ms=$3 forge_mono_ms=$4
+	set -- $out
+	[ "$#" -eq 4 ] || forge_die 70 "forge-state now printed '$out'"
+	forge_ts=$1 forge_stamp=$2 forge_mono_ms=$4
 }
 
 # forge_ms_now: sets forge_mono_ms only (the monotonic milliseconds of
 # forge_clock), for a duration.
 forge_ms_now() {
+	local out
 	forge_helper_path forge-state
-	forge_clock_out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
-	forge_mono_ms=${forge_clock_out##* }
-	forge_is_count "$forge_mono_ms" || forge_die 70 "forge-state now printed '$forge_clock_out'"
+	out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
+	forge_mono_ms=${out##* }
+	forge_is_count "$forge_mono_ms" || forge_die 70 "forge-state now printed '$out'"
 }
 
 # forge_fmt_secs MS: prints MS as seconds with one decimal (1234 -> 1.2s).
@@ -207,11 +213,12 @@ forge_use_color() {
 # specification says. forge-shell applies the same rule in C. Returns 1 when
 # no absolute home is found.
 forge_xdg_dir() {
+	local sub
 	case $1 in
-	state) forge_xdg=${XDG_STATE_HOME:-} forge_xdg_sub=.local/state ;;
-	cache) forge_xdg=${XDG_CACHE_HOME:-} forge_xdg_sub=.cache ;;
-	config) forge_xdg=${XDG_CONFIG_HOME:-} forge_xdg_sub=.config ;;
-	data) forge_xdg=${XDG_DATA_HOME:-} forge_xdg_sub=.local/share ;;
+	state) forge_xdg=${XDG_STATE_HOME:-} sub=.local/state ;;
+	cache) forge_xdg=${XDG_CACHE_HOME:-} sub=.cache ;;
+	config) forge_xdg=${XDG_CONFIG_HOME:-} sub=.config ;;
+	data) forge_xdg=${XDG_DATA_HOME:-} sub=.local/share ;;
 	*) return 70 ;;
 	esac
 	case $forge_xdg in /*) return 0 ;; esac
@@ -223,5 +230,5 @@ forge_xdg_dir() {
 		case $forge_xdg in /*) ;; *) forge_xdg= && return 1 ;; esac
 		;;
 	esac
-	forge_xdg=${forge_xdg%/}/$forge_xdg_sub
+	forge_xdg=${forge_xdg%/}/$sub
 }

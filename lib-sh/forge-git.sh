@@ -2,7 +2,7 @@
 # runs goes through forge_git, so no repository hook ever runs because of
 # forge and no read takes an optional lock. Part of forge.sh; source that,
 # not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_git ARG...: git with hooks disabled and without optional locks: a
 # read such as "git diff HEAD" on the user's repository never refreshes (and
@@ -21,30 +21,31 @@ forge_git() {
 # process. Returns 1 when DIR is not inside a git worktree (bare
 # repositories and .git dirs included).
 forge_repo_root() {
+	local out status
 	forge_head_of=
 	# --verify -q fails (1) without a commit, after printing the other three.
-	forge_root_status=0
-	forge_root_out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --absolute-git-dir --git-common-dir \
-		--verify -q 'HEAD^{commit}' 2>/dev/null) || forge_root_status=$?
-	case $forge_root_status:$forge_root_out in
+	status=0
+	out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --absolute-git-dir --git-common-dir \
+		--verify -q 'HEAD^{commit}' 2>/dev/null) || status=$?
+	case $status:$out in
 	0:*'
 '*'
 '*'
 '*)
-		forge_head=${forge_root_out##*'
+		forge_head=${out##*'
 '}
-		forge_root_out=${forge_root_out%'
+		out=${out%'
 '*} ;;
 	1:*'
 '*'
 '*) forge_head= ;;
 	*) return 1 ;;
 	esac
-	forge_root=${forge_root_out%%'
+	forge_root=${out%%'
 '*}
-	forge_common_dir=${forge_root_out##*'
+	forge_common_dir=${out##*'
 '}
-	forge_git_dir=${forge_root_out#*'
+	forge_git_dir=${out#*'
 '}
 	forge_git_dir=${forge_git_dir%'
 '*}
@@ -78,11 +79,12 @@ forge_repo_root() {
 # finds none. Exits 65 when the git dir got its common dir from a commondir
 # file that is not a linked worktree's (forge_git_dir_check).
 forge_git_common_dir() {
+	local out
 	[ "${forge_common_of:-}" != "$1" ] || [ -z "${forge_common_dir:-}" ] || return 0
-	forge_gcd_out=$(forge_git -C "$1" rev-parse --absolute-git-dir --git-common-dir 2>/dev/null) || return 1
-	forge_git_dir=${forge_gcd_out%%'
+	out=$(forge_git -C "$1" rev-parse --absolute-git-dir --git-common-dir 2>/dev/null) || return 1
+	forge_git_dir=${out%%'
 '*}
-	forge_common_dir=${forge_gcd_out#*'
+	forge_common_dir=${out#*'
 '}
 	case $forge_common_dir in
 	*'
@@ -113,11 +115,11 @@ forge_git_common_dir() {
 # (GITDIR, or COMMON) has one is refused with 65 naming it. (A common dir
 # that GIT_COMMON_DIR names is the caller's choice, as it is for git.)
 forge_git_dir_check() {
-	if [ -e "$2/commondir" ] || [ -L "$2/commondir" ]; then
+	if forge_path_exists "$2/commondir"; then
 		forge_die 65 "refusing the repository of $1: its main git dir has a commondir file, $2/commondir, which points git at another folder's config, hooks and objects (remove it if you did not put it there)"
 	fi
 	[ "$1" != "$2" ] || return 0
-	[ -e "$1/commondir" ] || [ -L "$1/commondir" ] || return 0
+	forge_path_exists "$1/commondir" || return 0
 	case ${1#"$2"/worktrees/} in "$1" | '' | */*) ;; *) return 0 ;; esac
 	forge_die 65 "refusing the repository of $1: its commondir file, $1/commondir, names $2, which it is no linked worktree of; a main git dir has no commondir (remove it if you did not put it there)"
 }
@@ -138,15 +140,94 @@ forge_exclude_forge_dir() {
 # forge_exclude_add ROOT LINE: adds LINE (a pattern of forge's own, such as
 # /.forge/) to the info/exclude of ROOT's common dir, once.
 forge_exclude_add() {
+	local file
 	forge_git_common_dir "$1" || return 1
-	forge_exclude_file=$forge_common_dir/info/exclude
-	if [ -f "$forge_exclude_file" ] && grep -qxF -e "$2" -- "$forge_exclude_file"; then
+	file=$forge_common_dir/info/exclude
+	if [ -f "$file" ] && grep -qxF -e "$2" -- "$file"; then
 		return 0
 	fi
 	[ -d "$forge_common_dir/info" ] || mkdir -p -- "$forge_common_dir/info" || return 1
 	# Keep an existing last line intact when it lacks its newline.
-	if [ -s "$forge_exclude_file" ] && [ -n "$(tail -c 1 -- "$forge_exclude_file")" ]; then
-		printf '\n' >>"$forge_exclude_file" || return 1
+	if [ -s "$file" ] && [ -n "$(tail -c 1 -- "$file")" ]; then
+		printf '\n' >>"$file" || return 1
 	fi
-	printf '%s\n' "$2" >>"$forge_exclude_file"
+	printf '%s\n' "$2" >>"$file"
+}
+
+# --- the caller's git environment -------------------------------------------
+# Git exports these to hooks (forge-verify may run from a pre-commit hook),
+# and a caller may set them. They decide which repository is the source, as
+# they would for git; they never reach a git command that works on a copy,
+# nor a step that runs in one.
+
+# forge_git_env_absolute: makes a relative GIT_DIR, GIT_WORK_TREE,
+# GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY or GIT_COMMON_DIR absolute against the
+# current directory (where git would resolve it), since forge runs git with -C.
+forge_git_env_absolute() {
+	local cwd
+	cwd=$(pwd) || return 1
+	case ${GIT_DIR:-/} in /*) ;; *) GIT_DIR=$cwd/$GIT_DIR ;; esac
+	case ${GIT_WORK_TREE:-/} in /*) ;; *) GIT_WORK_TREE=$cwd/$GIT_WORK_TREE ;; esac
+	case ${GIT_INDEX_FILE:-/} in /*) ;; *) GIT_INDEX_FILE=$cwd/$GIT_INDEX_FILE ;; esac
+	case ${GIT_OBJECT_DIRECTORY:-/} in /*) ;; *) GIT_OBJECT_DIRECTORY=$cwd/$GIT_OBJECT_DIRECTORY ;; esac
+	case ${GIT_COMMON_DIR:-/} in /*) ;; *) GIT_COMMON_DIR=$cwd/$GIT_COMMON_DIR ;; esac
+}
+
+# forge_git_env_unset: unsets every variable that points git at a repository
+# or changes its configuration (SPEC section 2), so git works on the
+# repository of the current directory: the copy.
+forge_git_env_unset() {
+	local count n
+	count=${GIT_CONFIG_COUNT:-0}
+	forge_is_uint "$count" || count=0
+	[ "${#count}" -le 4 ] || count=10000
+	unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY \
+		GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_COMMON_DIR GIT_NAMESPACE \
+		GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_QUARANTINE_PATH \
+		GIT_SHALLOW_FILE GIT_GRAFT_FILE GIT_REPLACE_REF_BASE GIT_PREFIX
+	# GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>, n < GIT_CONFIG_COUNT, go with
+	# it (without the count git ignores them; they are unset for tidiness).
+	n=0
+	while [ "$n" -lt "$count" ]; do
+		unset "GIT_CONFIG_KEY_$n" "GIT_CONFIG_VALUE_$n"
+		n=$((n + 1))
+	done
+}
+
+# forge_source_git ROOT ARG...: a read of the source repository at ROOT: the
+# caller's environment applies, and git takes no optional lock (it does not
+# refresh the index, which a pre-commit hook's commit is still writing).
+forge_source_git() {
+	local root
+	root=$1
+	shift
+	forge_git --no-optional-locks -C "$root" "$@"
+}
+
+# forge_copy_git DIR ARG...: git in the copy at DIR, hooks disabled and the
+# caller's git environment unset.
+forge_copy_git() {
+	local dir="$1"
+	shift
+	(
+		forge_git_env_unset
+		exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$dir" "$@"
+	)
+}
+
+# forge_index_git INDEX OBJECTS DIR ARG...: forge_copy_git with the index
+# file INDEX (a scratch index, or a warm slot's own) and, when OBJECTS is not
+# empty, new objects written to the folder OBJECTS (the copy's objects, and
+# through them the source's, still read).
+forge_index_git() {
+	local index="$1" objects="$2" dir="$3"
+	shift 3
+	(
+		forge_git_env_unset
+		if [ -n "$objects" ]; then
+			GIT_INDEX_FILE=$index GIT_OBJECT_DIRECTORY=$objects GIT_ALTERNATE_OBJECT_DIRECTORIES=$dir/.git/objects \
+				exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$dir" "$@"
+		fi
+		GIT_INDEX_FILE=$index exec git --no-pager -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$dir" "$@"
+	)
 }

@@ -3,7 +3,7 @@
 # 3.4). All updates go through the forge-state helper (flock + atomic rename),
 # and every path under .forge/ passes forge_state_path first.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_state_path PATH file|dir: the one rule for what forge may create,
 # write, append to, delete or read as state under .forge/ (SPEC section 2;
@@ -17,6 +17,7 @@
 # a folder for a link; forge-state itself never follows a link nor opens
 # anything but a regular file at the last component.
 forge_state_path() {
+	local kind name path rest
 	forge_state_refusal=
 	case ${forge_state_dir:-} in
 	/?*) ;;
@@ -32,51 +33,39 @@ forge_state_path() {
 		return 1
 		;;
 	esac
-	forge_sp_path=$forge_state_dir
-	forge_sp_rest=${1#"$forge_state_dir"}
+	path=$forge_state_dir
+	rest=${1#"$forge_state_dir"}
 	while :; do
-		forge_sp_kind=dir
-		[ -n "$forge_sp_rest" ] || forge_sp_kind=$2
-		if [ -L "$forge_sp_path" ]; then
-			forge_state_refusal="$forge_sp_path is a symbolic link; forge never writes or deletes through one"
+		kind=dir
+		[ -n "$rest" ] || kind=$2
+		if [ -L "$path" ]; then
+			forge_state_refusal="$path is a symbolic link; forge never writes or deletes through one"
 			return 1
 		fi
-		if [ "$forge_sp_kind" = dir ]; then
-			if [ -e "$forge_sp_path" ] && [ ! -d "$forge_sp_path" ]; then
-				forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a folder"
+		if [ "$kind" = dir ]; then
+			if [ -e "$path" ] && [ ! -d "$path" ]; then
+				forge_state_refusal="$path is $(forge_file_kind "$path"), not a folder"
 				return 1
 			fi
-		elif [ -e "$forge_sp_path" ] && [ ! -f "$forge_sp_path" ]; then
-			forge_state_refusal="$forge_sp_path is $(forge_file_kind "$forge_sp_path"), not a regular file"
+		elif [ -e "$path" ] && [ ! -f "$path" ]; then
+			forge_state_refusal="$path is $(forge_file_kind "$path"), not a regular file"
 			return 1
 		fi
-		[ -n "$forge_sp_rest" ] || return 0
-		forge_sp_rest=${forge_sp_rest#/}
-		forge_sp_name=${forge_sp_rest%%/*}
-		case $forge_sp_name in
+		[ -n "$rest" ] || return 0
+		rest=${rest#/}
+		name=${rest%%/*}
+		case $name in
 		'' | . | ..)
 			forge_state_refusal="$1 is not a plain path inside $forge_state_dir"
 			return 1
 			;;
 		esac
-		forge_sp_path=$forge_sp_path/$forge_sp_name
-		case $forge_sp_rest in
-		*/*) forge_sp_rest=/${forge_sp_rest#*/} ;;
-		*) forge_sp_rest= ;;
+		path=$path/$name
+		case $rest in
+		*/*) rest=/${rest#*/} ;;
+		*) rest= ;;
 		esac
 	done
-}
-
-# forge_file_kind PATH: prints what PATH is, for a message.
-forge_file_kind() {
-	if [ -L "$1" ]; then echo 'a symbolic link'
-	elif [ -d "$1" ]; then echo 'a folder'
-	elif [ -p "$1" ]; then echo 'a FIFO'
-	elif [ -c "$1" ] || [ -b "$1" ]; then echo 'a device'
-	elif [ -S "$1" ]; then echo 'a socket'
-	elif [ -f "$1" ]; then echo 'a regular file'
-	else echo 'not a regular file'
-	fi
 }
 
 # forge_state_require PATH file|dir: forge_state_path, or exit 73 naming PATH.
@@ -98,14 +87,15 @@ forge_state_file() {
 # or the record of change CHANGE is not one forge may write: before a run
 # starts rather than half-way through recording it.
 forge_state_init() {
+	local dir
 	forge_state_dir=$1/.forge
 	forge_state_require "$forge_state_dir/breaker" file
 	forge_state_require "$forge_state_dir/timeline.jsonl" file
 	[ -z "${2:-}" ] || forge_state_require "$forge_state_dir/changes/$2.json" file
 	set --
-	for forge_init_dir in "$forge_state_dir" "$forge_state_dir/runs" "$forge_state_dir/changes"; do
-		forge_state_require "$forge_init_dir" dir
-		[ -d "$forge_init_dir" ] || set -- "$@" "$forge_init_dir"
+	for dir in "$forge_state_dir" "$forge_state_dir/runs" "$forge_state_dir/changes"; do
+		forge_state_require "$dir" dir
+		[ -d "$dir" ] || set -- "$@" "$dir"
 	done
 	[ "$#" -gt 0 ] || return 0
 	if [ "$1" = "$forge_state_dir" ]; then
@@ -115,14 +105,14 @@ forge_state_init() {
 	# One mkdir for what is missing, parents first. A concurrent run may
 	# have made some meanwhile: each is checked again.
 	mkdir -m 700 -- "$@" 2>/dev/null || :
-	for forge_init_dir in "$@"; do
-		[ -d "$forge_init_dir" ] || forge_die 73 "cannot create $forge_init_dir"
-		forge_state_require "$forge_init_dir" dir
+	for dir in "$@"; do
+		[ -d "$dir" ] || forge_die 73 "cannot create $dir"
+		forge_state_require "$dir" dir
 	done
 }
 
 # forge_run_begin: starts a run: sets forge_run_id, forge_run_dir, forge_ts
-# and forge_ms, and creates the run's log folder (mode 0700) with its owner
+# and forge_mono_ms, and creates the run's log folder (mode 0700) with its owner
 # file (this process's PID and start time: see forge_run_alive).
 forge_run_begin() {
 	forge_clock
@@ -169,13 +159,14 @@ forge_run_alive() {
 # retention may remove them; empty before the configuration is known.
 # Decided by each folder's owner, never by the order of names.
 forge_runs_finished() {
+	local dir
 	forge_runs_finished=
 	[ -n "${forge_keep_runs:-}" ] || return 0
-	for forge_prune_dir in "$forge_state_dir"/runs/*; do
-		forge_is_run_id "${forge_prune_dir##*/}" || continue
-		{ [ ! -L "$forge_prune_dir" ] && [ -d "$forge_prune_dir" ]; } || continue
-		forge_run_alive "$forge_prune_dir" ||
-			forge_runs_finished="$forge_runs_finished ${forge_prune_dir##*/}"
+	for dir in "$forge_state_dir"/runs/*; do
+		forge_is_run_id "${dir##*/}" || continue
+		forge_is_real_dir "$dir" || continue
+		forge_run_alive "$dir" ||
+			forge_runs_finished="$forge_runs_finished ${dir##*/}"
 	done
 }
 
@@ -188,21 +179,22 @@ forge_runs_finished() {
 # written replaces). Returns 1 when that cannot be known (then nothing may
 # be pruned).
 forge_runs_kept_sources() {
-	forge_rk_count=$1 forge_rk_change=${2:-}
-	forge_rk_timeline=$forge_state_dir/timeline.jsonl
-	forge_state_path "$forge_rk_timeline" file || return 1
+	local change count timeline
+	count=$1 change=${2:-}
+	timeline=$forge_state_dir/timeline.jsonl
+	forge_state_path "$timeline" file || return 1
 	forge_state_path "$forge_state_dir/changes" dir || return 1
-	if [ -f "$forge_rk_timeline" ] && [ "$forge_rk_count" -gt 0 ]; then
-		grep -F '"event":"verify"' -- "$forge_rk_timeline" | tail -n "$forge_rk_count" || return 1
+	if [ -f "$timeline" ] && [ "$count" -gt 0 ]; then
+		grep -F '"event":"verify"' -- "$timeline" | tail -n "$count" || return 1
 	fi
 	# Most repositories have no change record: no find for them.
 	set -- "$forge_state_dir"/changes/*.json
 	if [ "$#" -eq 1 ]; then
-		[ -e "$1" ] || [ -L "$1" ] || return 0
-		[ "$1" != "$forge_state_dir/changes/$forge_rk_change.json" ] || return 0
+		forge_path_exists "$1" || return 0
+		[ "$1" != "$forge_state_dir/changes/$change.json" ] || return 0
 	fi
 	find "$forge_state_dir/changes" -mindepth 1 -maxdepth 1 -type f -name '*.json' \
-		! -name "${forge_rk_change:-.}.json" -exec cat -- {} + || return 1
+		! -name "${change:-.}.json" -exec cat -- {} + || return 1
 }
 
 # forge_runs_kept_ids: sets forge_runs_kept from forge_runs_kept_sources,
@@ -226,6 +218,7 @@ $forge_runs_kept
 # a run records itself before it ends, so one that ended a moment ago is
 # either still alive or already in what is read.
 forge_runs_prune() {
+	local id root
 	[ -n "${forge_keep_runs:-}" ] || return 0
 	[ -n "${forge_runs_found:-}" ] || forge_runs_finished
 	forge_runs_found=
@@ -236,20 +229,20 @@ forge_runs_prune() {
 		forge_runs_kept_ids || return 0
 	fi
 	forge_state_path "$forge_state_dir/runs" dir || return 0
-	forge_prune_root=$(cd -P -- "$forge_state_dir/.." && pwd -P) || return 0
+	root=$(cd -P -- "$forge_state_dir/.." && pwd -P) || return 0
 	# Removed from inside runs/, once the shell stands in the real folder
 	# (its physical path checked): a .forge or runs/ swapped for a link
 	# meanwhile no longer redirects the removal, and rm does not follow a
 	# link given as its operand.
 	(
 		cd -P -- "$forge_state_dir/runs" 2>/dev/null || exit 0
-		[ "$(pwd -P)" = "$forge_prune_root/.forge/runs" ] || exit 0
-		for forge_prune_id in "$@"; do
+		[ "$(pwd -P)" = "$root/.forge/runs" ] || exit 0
+		for id in "$@"; do
 			case $forge_runs_kept in *"
-$forge_prune_id
+$id
 "*) continue ;; esac
-			{ [ ! -L "$forge_prune_id" ] && [ -d "$forge_prune_id" ]; } || continue
-			rm -rf -- "$forge_prune_id" 2>/dev/null || :
+			forge_is_real_dir "$id" || continue
+			rm -rf -- "$id" 2>/dev/null || :
 		done
 	)
 	forge_runs_kept=
@@ -274,16 +267,17 @@ forge_breaker_state() {
 # sets forge_streak and forge_breaker. FAIL counts up atomically (so N
 # concurrent failures give exactly N), PASS resets, ERROR leaves it alone.
 forge_breaker_update() {
-	forge_breaker_file=$forge_state_dir/breaker
-	forge_verdict=$1 forge_threshold=$2
+	local file verdict threshold
+	file=$forge_state_dir/breaker
+	verdict=$1 threshold=$2
 	set --
-	case $forge_verdict in
+	case $verdict in
 	FAIL)
-		forge_state_require "$forge_breaker_file" file
-		forge_streak=$(forge_state incr "$forge_breaker_file" streak) ||
-			forge_die "$?" "cannot update $forge_breaker_file"
+		forge_state_require "$file" file
+		forge_streak=$(forge_state incr "$file" streak) ||
+			forge_die "$?" "cannot update $file"
 		forge_is_count "$forge_streak" ||
-			forge_die 65 "$forge_breaker_file: key streak: not a count: $forge_streak"
+			forge_die 65 "$file: key streak: not a count: $forge_streak"
 		;;
 	PASS)
 		forge_streak=0
@@ -291,10 +285,10 @@ forge_breaker_update() {
 	*)
 		forge_breaker_read ;;
 	esac
-	forge_state_file set "$forge_breaker_file" "$@" threshold="$forge_threshold" \
-		last_verdict="$forge_verdict" last_run="$forge_run_id" updated="$forge_ts" ||
-		forge_die "$?" "cannot update $forge_breaker_file"
-	forge_breaker_state "$forge_streak" "$forge_threshold"
+	forge_state_file set "$file" "$@" threshold="$threshold" \
+		last_verdict="$verdict" last_run="$forge_run_id" updated="$forge_ts" ||
+		forge_die "$?" "cannot update $file"
+	forge_breaker_state "$forge_streak" "$threshold"
 }
 
 # forge_breaker_reset: sets the streak to 0 and logs a breaker-reset event.
@@ -327,31 +321,32 @@ forge_timeline_append() {
 # can be. forge_record_sandbox is the "sandbox" value (JSON; null when
 # unset). The same jq run reads what retention keeps (forge_runs_prune).
 forge_record() {
+	local argc sources tested out
 	forge_breaker_update "$1" "$forge_threshold"
-	forge_rec_argc=${forge_record_argc:-0}
-	forge_is_count "$forge_rec_argc" || forge_die 70 "forge_record: forge_record_argc is not a count"
+	argc=${forge_record_argc:-0}
+	forge_is_count "$argc" || forge_die 70 "forge_record: forge_record_argc is not a count"
 	case ${forge_record_tested:-null} in
-	true | false | null) forge_rec_tested=${forge_record_tested:-null} ;;
+	true | false | null) tested=${forge_record_tested:-null} ;;
 	*) forge_die 70 "forge_record: forge_record_tested is not true, false or null" ;;
 	esac
 	# Retention's inputs, read before this record is appended: the finished
 	# runs first, then the records (see forge_runs_prune).
 	forge_runs_finished
-	forge_runs_found=1 forge_rec_sources=0
-	[ -z "$forge_runs_finished" ] || forge_rec_sources=1
+	forge_runs_found=1 sources=0
+	[ -z "$forge_runs_finished" ] || sources=1
 	# The "." after the last NUL keeps a final empty value (jq 1.6's split
 	# drops a trailing empty string); what retention reads follows it.
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_record_out=$({
+	out=$({
 		printf '%s\0' "$@" && printf . &&
-			if [ "$forge_rec_sources" = 1 ]; then
+			if [ "$sources" = 1 ]; then
 				forge_runs_kept_sources "$((forge_keep_runs - 1))" "$3" || printf '\n\001unknown\n'
 			fi
 	} | jq -R -s -r \
 		--arg ts "$forge_ts" --arg run "$forge_run_id" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
 		--argjson sandbox "${forge_record_sandbox:-null}" \
-		--argjson argc "$forge_rec_argc" --argjson tested "$forge_rec_tested" --argjson n "$#" \
+		--argjson argc "$argc" --argjson tested "$tested" --argjson n "$#" \
 		'def nullable: if . == "" then null else . end;
 		 split("\u0000") as $all | $all[:$n] as $a
 		 | ($all[$n:] | join("\u0000") | .[1:]) as $kept
@@ -366,15 +361,15 @@ forge_record() {
 		   (if $kept | contains("\n\u0001unknown\n") then "?unknown"
 		    else $kept | split("\n")[] | fromjson? | objects | .run | strings end)') ||
 		forge_die 70 "jq failed while recording the verdict"
-	forge_record_json=${forge_record_out%%"
+	forge_record_json=${out%%"
 "*}
 	# One run ID per line between newlines (just the newlines when none).
 	forge_runs_kept="
 "
-	case $forge_record_out in
+	case $out in
 	*"
 "*) forge_runs_kept="
-${forge_record_out#*"
+${out#*"
 "}
 " ;;
 	esac
@@ -393,8 +388,9 @@ ${forge_record_out#*"
 # forge_change_write ID: replaces .forge/changes/ID.json by forge_record_json,
 # atomically (forge-state put).
 forge_change_write() {
-	forge_change_file=$forge_state_dir/changes/$1.json
-	forge_state_require "$forge_change_file" file
-	printf '%s\n' "$forge_record_json" | forge_state put "$forge_change_file" ||
-		forge_die "$?" "cannot write $forge_change_file"
+	local file
+	file=$forge_state_dir/changes/$1.json
+	forge_state_require "$file" file
+	printf '%s\n' "$forge_record_json" | forge_state put "$file" ||
+		forge_die "$?" "cannot write $file"
 }

@@ -54,6 +54,15 @@ cfg() {
 	assert_output 7
 }
 
+@test "a relative XDG_CONFIG_HOME is ignored (XDG rule): the user file is ~/.config/forge/config.json, never one of the work tree" {
+	mkdir -p "$HOME/.config/forge" "$REPO/cfg/forge"
+	echo '{"verify": {"timeout": 7}}' >"$HOME/.config/forge/config.json"
+	echo '{"verify": {"timeout": 9}}' >"$REPO/cfg/forge/config.json"
+	cd "$REPO"
+	XDG_CONFIG_HOME=cfg run cfg verify.timeout
+	assert_output 7
+}
+
 @test "arrays are replaced, not concatenated" {
 	echo '{"sandbox": {"network": {"allow": ["a.example.com", "b.example.com"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
 	echo '{"sandbox": {"network": {"allow": ["c.example.com"]}}}' >"$SCRATCH/cli.json"

@@ -112,6 +112,18 @@ teardown() { forge_test_teardown; }
 	[ -z "$(find "$TMPDIR" -maxdepth 1 -name 'forge-verify.*')" ]
 }
 
+@test "the warm pool's folder follows the one XDG rule: a relative XDG_CACHE_HOME is ignored, a relative HOME gives the passwd home" {
+	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	run sh -c 'set -eu; forge_prog=t; . "$FORGE_LIBDIR/forge.sh"
+		XDG_CACHE_HOME=rel/cache forge_pool_base; printf "%s\n" "$forge_pool_base"
+		XDG_CACHE_HOME=rel/cache HOME=rel forge_pool_base; printf "%s\n" "$forge_pool_base"
+		XDG_CACHE_HOME=$1/xdg HOME=rel forge_pool_base; printf "%s\n" "$forge_pool_base"' sh "$SCRATCH"
+	assert_success
+	assert_line --index 0 "$HOME/.cache/forge/pool"
+	assert_line --index 1 "${home%/}/.cache/forge/pool"
+	assert_line --index 2 "$SCRATCH/xdg/forge/pool"
+}
+
 # lock_sh SCRIPT: runs SCRIPT in sh with the library sourced, the bring-up
 # lock's folder as $dir (sandbox forge-x).
 lock_sh() {

@@ -1,10 +1,10 @@
-# forge-contain.sh — forge-verify --sandbox (SPEC 3.6): the steps run in a
+# forge-verify-sandbox.sh — forge-verify --sandbox (SPEC 3.6): the steps run in a
 # sandbox of either backend, brought up as `forge-sandbox up` does it
 # (forge_sandbox_prepare, forge_sandbox_bring_up), with each step's timeout
 # enforced from the host. For --isolated, a sandbox of the copy: ephemeral
 # (removed with the run) for a cold copy and for a warm slot alike.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_contain_begin ROOT [COPY cold|warm]: brings up the sandbox the steps
 # run in: the worktree's own (ROOT), or with COPY a sandbox of the same
@@ -16,17 +16,18 @@
 # forge_contain_ephemeral, for forge_contain_end. Exits 69 with the reason
 # when no sandbox can be had: never a run on the host.
 forge_contain_begin() {
+	local dir source log status
 	forge_contain_name='' forge_contain_ephemeral=
 	if [ "$#" -ge 2 ]; then
 		forge_canon_dir "$2" || forge_die 69 "cannot resolve the copy $2"
-		forge_contain_dir=$forge_canon
-		forge_sandbox_name_of "$forge_contain_dir" ||
-			forge_die 69 "cannot name the sandbox of the copy $forge_contain_dir"
+		dir=$forge_canon
+		forge_sandbox_name_of "$dir" ||
+			forge_die 69 "cannot name the sandbox of the copy $dir"
 		forge_canon_dir "$1" || forge_die 69 "cannot resolve $1"
-		forge_contain_source=$forge_canon
+		source=$forge_canon
 	else
 		forge_sandbox_locate "$1" || forge_die 69 "cannot locate the worktree of $1"
-		forge_contain_dir=$forge_sandbox_root forge_contain_source=
+		dir=$forge_sandbox_root source=
 	fi
 	forge_contain_name=$forge_sandbox_name
 	forge_sandbox_backend ''
@@ -37,26 +38,28 @@ forge_contain_begin() {
 	# for a link to /root under the reset's checkout would have the host
 	# write there). One a killed run left is removed before the next reset.
 	[ -z "${3:-}" ] || forge_contain_ephemeral=$forge_contain_name
-	forge_contain_mode=
 	# In a subshell: whatever up dies of (a missing image, a busy msb, a
 	# bwrap that fails) becomes one ERROR with exit 69 here. Its messages go
 	# to stderr, or with -q into the run's folder, shown only on failure.
 	# In the background, so that set -e holds in it (an || would lift it).
-	forge_contain_log=${forge_run_dir:-${TMPDIR:-/tmp}}/sandbox.log
+	log=${forge_run_dir:-${TMPDIR:-/tmp}}/sandbox.log
+	# A copy's sandbox mounts the object stores forge_copy_repo recorded.
+	set -- "$dir" "$forge_contain_name" "$source"
+	[ -z "$source" ] || set -- "$@" "${forge_copy_stores:-}"
 	if [ "${forge_quiet:-0}" = 1 ]; then
-		forge_contain_up >"$forge_contain_log" 2>&1 &
+		forge_contain_up "$@" >"$log" 2>&1 &
 	else
-		forge_contain_up >&2 &
+		forge_contain_up "$@" >&2 &
 	fi
 	forge_contain_up_pid=$!
-	forge_contain_status=0
-	wait "$forge_contain_up_pid" || forge_contain_status=$?
+	status=0
+	wait "$forge_contain_up_pid" || status=$?
 	forge_contain_up_pid=
 	# Held for this process: released even when the start died.
 	forge_sandbox_unlock "$forge_contain_name"
-	[ "$forge_contain_status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || forge_printable_lines <"$forge_contain_log" >&2
-	[ "$forge_contain_status" = 0 ] ||
-		forge_die 69 "no sandbox for the steps ($forge_contain_backend sandbox $forge_contain_name, exit $forge_contain_status); nothing was run"
+	[ "$status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || forge_printable_lines <"$log" >&2
+	[ "$status" = 0 ] ||
+		forge_die 69 "no sandbox for the steps ($forge_contain_backend sandbox $forge_contain_name, exit $status); nothing was run"
 	if [ "$forge_contain_backend" = msb ]; then
 		forge_msb_require
 	else
@@ -67,17 +70,16 @@ forge_contain_begin() {
 		'{name: $n, backend: $b}') || forge_die 70 "jq failed while recording the sandbox"
 }
 
-# forge_contain_up: prepares and brings up forge_contain_name in a subshell
-# (internal to forge_contain_begin). For a copy, the mount plan is made for
-# the copy with the source hidden (forge_mounts_source) and the object
-# stores forge_copy_repo recorded as the ones it borrows (forge_mounts_stores).
-forge_contain_up() (
-	forge_mounts_source=$forge_contain_source
-	forge_mounts_stores=
-	[ -z "$forge_contain_source" ] || forge_mounts_stores=${forge_copy_stores:-}
-	forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create
-	forge_sandbox_bring_up "$forge_contain_dir" "$forge_contain_name" "$forge_contain_mode"
-)
+# forge_contain_up DIR NAME SOURCE [STORES]: prepares and brings up the
+# sandbox NAME of the worktree DIR (internal to forge_contain_begin, which
+# runs it in the background: a subshell). For a copy, SOURCE is the source
+# worktree the mount plan hides (forge_mounts_source) and STORES the object
+# stores the copy borrows (forge_mounts_stores, one a line).
+forge_contain_up() {
+	forge_mounts_source=$3 forge_mounts_stores=${4:-}
+	forge_sandbox_prepare "$1" "$2" create
+	forge_sandbox_bring_up "$1" "$2" ''
+}
 
 # forge_contain_exec TIMEOUT COMMAND [ARG...]: replaces the shell with
 # forge-timeout running COMMAND for at most TIMEOUT seconds: on the host, or
@@ -87,11 +89,12 @@ forge_contain_up() (
 # its process group when it ends, and the whole group when forge-timeout
 # kills the client.
 forge_contain_exec() {
-	forge_ce_limit=$1
+	local limit
+	limit=$1
 	shift
 	forge_helper_path forge-timeout
 	if [ -z "${forge_contain_name:-}" ]; then
-		exec "$forge_helper" -k 5 "$forge_ce_limit" "$@"
+		exec "$forge_helper" -k 5 "$limit" "$@"
 	fi
 	# env sets the variables inside and runs COMMAND as argv (also one
 	# named "-e": env takes no option after a variable); a COMMAND whose name
@@ -100,17 +103,18 @@ forge_contain_exec() {
 	set -- env FORGE_VERIFY=1 "FORGE_VERIFY_ISOLATED=${FORGE_VERIFY_ISOLATED:-0}" \
 		"FORGE_VERIFY_SOURCE=${FORGE_VERIFY_SOURCE:-}" ${FORGE_CHANGE+"FORGE_CHANGE=$FORGE_CHANGE"} "$@"
 	if [ "$forge_contain_backend" = msb ]; then
-		exec "$forge_helper" -k 5 "$forge_ce_limit" \
+		exec "$forge_helper" -k 5 "$limit" \
 			"$forge_msb" exec --quiet "$forge_contain_name" --no-tty -w "$(pwd -P)" -- "$@"
 	fi
 	FORGE_SANDBOX_CONTAINER=$forge_contain_name
 	export FORGE_SANDBOX_CONTAINER
-	exec "$forge_helper" -k 5 "$forge_ce_limit" "$forge_contain_shell" --exec-kill-group "$@"
+	exec "$forge_helper" -k 5 "$limit" "$forge_contain_shell" --exec-kill-group "$@"
 }
 
 # forge_contain_end: removes a cold copy's ephemeral sandbox (everything in
 # it killed). Safe to call more than once, and when none was made.
 forge_contain_end() {
+	local name
 	# An interrupted start first: nothing may be started after the removal.
 	if [ -n "${forge_contain_up_pid:-}" ]; then
 		kill -TERM "$forge_contain_up_pid" 2>/dev/null || :
@@ -119,15 +123,15 @@ forge_contain_end() {
 		forge_sandbox_unlock "$forge_contain_name"
 	fi
 	[ -n "${forge_contain_ephemeral:-}" ] || return 0
-	forge_ced_name=$forge_contain_ephemeral
+	name=$forge_contain_ephemeral
 	forge_contain_ephemeral=
-	if forge_bwrap_exists "$forge_ced_name"; then
+	if forge_bwrap_exists "$name"; then
 		# In a subshell: its lifecycle lock (fd 8) goes with it.
-		(forge_bwrap_remove "$forge_ced_name") ||
-			forge_warn "could not remove the sandbox $forge_ced_name (forge-sandbox prune will)"
+		(forge_bwrap_remove "$name") ||
+			forge_warn "could not remove the sandbox $name (forge-sandbox prune will)"
 	elif [ "$forge_contain_backend" = msb ] && forge_msb_find; then
-		forge_sandbox_remove "$forge_ced_name" ||
-			forge_warn "could not remove the sandbox $forge_ced_name (forge-sandbox prune will)"
+		forge_sandbox_remove "$name" ||
+			forge_warn "could not remove the sandbox $name (forge-sandbox prune will)"
 	fi
 }
 
@@ -135,10 +139,11 @@ forge_contain_end() {
 # cold copy's folder, a warm slot) that forge-verify --prune or the pruning
 # of a killed run's copy is about to delete: everything in them is killed.
 forge_contain_forget() {
-	for forge_cf_copy in "$1"/*/ "$1"/.[!.]*/; do
-		forge_cf_copy=${forge_cf_copy%/}
-		{ [ -d "$forge_cf_copy" ] && [ ! -L "$forge_cf_copy" ]; } || continue
-		forge_canon_dir "$forge_cf_copy" || continue
+	local copy
+	for copy in "$1"/*/ "$1"/.[!.]*/; do
+		copy=${copy%/}
+		forge_is_real_dir "$copy" || continue
+		forge_canon_dir "$copy" || continue
 		forge_sandbox_name_of "$forge_canon" || continue
 		if forge_bwrap_exists "$forge_sandbox_name"; then
 			# In a subshell: its lifecycle lock (fd 8) goes with it, and the
