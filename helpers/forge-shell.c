@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,65 +30,32 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define USAGE \
-	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n" \
-	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n" \
-	"msb exec), or in the host shell when it is unset or empty. The arguments are\n" \
-	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n" \
-	"--version are forge-shell's own only as the sole argument.\n" \
-	"  forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n" \
-	"runs COMMAND itself (no bash) in a namespace sandbox; --exec-kill-group\n" \
-	"also kills what COMMAND left running in its process group when it ends.\n"
+#include "exec-proto.h"
+#include "forge-util.h"
 
-/* SPEC 4.4: whatever stops msb from running, the answer is 127, not the host. */
-enum { EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
+const char forge_progname[] = "forge-shell";
+const char forge_usage[] =
+	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n"
+	"       forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n";
+const char forge_help[] =
+	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n"
+	"msb exec), or in the host shell when it is unset or empty. The arguments are\n"
+	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n"
+	"--version are forge-shell's own only as the sole argument (-h is bash's).\n"
+	"--exec runs COMMAND itself (no bash) in a namespace sandbox; --exec-kill-group\n"
+	"also kills what COMMAND left running in its process group when it ends.\n";
+
+/* SPEC 4.4: whatever stops msb from running, the answer is 127 (EXIT_NOT_FOUND), not the host. */
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define SANDBOX_NAME_MAX 128
-
-static const char *const progname = "forge-shell";
-
-/* Writes s to stderr with bytes outside printable ASCII as \xNN. */
-static void put_safe(const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			putc(c, stderr);
-		else
-			fprintf(stderr, "\\x%02x", c);
-	}
-}
-
-/*
- * Prints "forge-shell: error: " and the parts, every second one (a name or a
- * value from the environment) made safe, then exits with STATUS.
- */
-static void die(int status, const char *part, ...)
-{
-	va_list ap;
-	int safe = 0;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, part);
-	for (; part; part = va_arg(ap, const char *), safe = !safe) {
-		if (safe)
-			put_safe(part);
-		else
-			fputs(part, stderr);
-	}
-	va_end(ap);
-	putc('\n', stderr);
-	exit(status);
-}
 
 static void *xmalloc(size_t size)
 {
 	void *p = malloc(size);
 
 	if (!p)
-		die(EXIT_NOT_FOUND, "out of memory; refusing to run", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "out of memory; refusing to run");
 	return p;
 }
 
@@ -168,8 +134,8 @@ static char *physical_cwd(void)
 			return buf;
 		free(buf);
 		if (errno != ERANGE || size > (size_t)-1 / 2)
-			die(EXIT_NOT_FOUND, "cannot run msb (cannot determine the working directory: ",
-				strerror(errno), "); refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "cannot run msb (cannot determine the working directory: %s); "
+				"refusing to run on the host", strerror(errno));
 		size *= 2;
 	}
 }
@@ -183,18 +149,17 @@ static void run_in_sandbox(const char *name, int argc, char **argv)
 	if (!msb || !*msb)
 		msb = "msb";
 	else if (msb[0] != '/')
-		die(EXIT_NOT_FOUND, "cannot run msb (FORGE_MSB=", msb,
-			" is not an absolute path); refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "cannot run msb (FORGE_MSB=%s is not an absolute path); "
+			"refusing to run on the host", msb);
 	path = find_program(msb);
 	if (!path)
-		die(EXIT_NOT_FOUND, "cannot run msb (", msb, " not found on PATH); refusing to run on the host",
-			(const char *)NULL);
+		die(EXIT_NOT_FOUND, "cannot run msb (%s not found on PATH); refusing to run on the host", msb);
 	if (access(path, X_OK) != 0)
-		die(EXIT_NOT_FOUND, "cannot run msb (", path, ": ", strerror(errno),
-			"); refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "cannot run msb (%s: %s); refusing to run on the host", path,
+			strerror(errno));
 	if (!is_sandbox_name(name))
-		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '", name,
-			"'; refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '%s'; "
+			"refusing to run on the host", name);
 
 	args = xmalloc(((size_t)argc + 9) * sizeof *args);
 	args[n++] = path;
@@ -210,8 +175,8 @@ static void run_in_sandbox(const char *name, int argc, char **argv)
 		args[n++] = argv[i];
 	args[n] = NULL;
 	execv(path, args);
-	die(EXIT_NOT_FOUND, "cannot run msb (", path, ": ", strerror(errno),
-		"); refusing to run on the host", (const char *)NULL);
+	die(EXIT_NOT_FOUND, "cannot run msb (%s: %s); refusing to run on the host", path,
+		strerror(errno));
 }
 
 /*
@@ -231,7 +196,7 @@ static int is_self(const char *path)
 	real = realpath(path, NULL);
 	if (!real)
 		return 1;
-	same = strcmp(strrchr(real, '/') + 1, progname) == 0;
+	same = strcmp(strrchr(real, '/') + 1, forge_progname) == 0;
 	free(real);
 	return same;
 }
@@ -245,11 +210,11 @@ static void run_on_host(char **argv)
 	if (chosen && *chosen) {
 		path = find_program(chosen);
 		if (!path)
-			die(EXIT_NOT_FOUND, "cannot run the host shell (FORGE_HOST_SHELL=", chosen,
-				": not found on PATH)", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "cannot run the host shell (FORGE_HOST_SHELL=%s: not found on PATH)",
+				chosen);
 		if (is_self(path))
-			die(EXIT_NOT_FOUND, "FORGE_HOST_SHELL=", chosen,
-				" is forge-shell itself; refusing to exec it in a loop", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "FORGE_HOST_SHELL=%s is forge-shell itself; refusing to exec it in a loop",
+				chosen);
 	} else if (shell && shell[0] == '/' && is_executable_file(shell) && !is_self(shell))
 		path = (char *)shell;
 	else if (access("/bin/bash", X_OK) == 0)
@@ -266,19 +231,13 @@ static void run_on_host(char **argv)
 	} else
 		argv[0] = path;
 	execv(path, argv);
-	die(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run the host shell (", path,
-		": ", strerror(errno), ")", (const char *)NULL);
+	die(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run the host shell (%s: %s)",
+		path, strerror(errno));
 }
 
 /* --- the namespace backend (SPEC 4.5): forge-sandbox-init's exec socket ---
  * The wire protocol is documented in helpers/forge-sandbox-init.c. */
 
-#define BWRAP_MAGIC 0x31495346u  /* "FSI1" */
-#define BWRAP_FLAG_KILL_AT_END 1u
-#define BWRAP_FRAME_SIGNAL 1u
-#define BWRAP_FRAME_STATUS 2u
-#define BWRAP_ARGS_MAX 65536u
-#define BWRAP_PAYLOAD_MAX (4u << 20)
 #define BWRAP_ENV_FILE_MAX 65536
 
 /* The connection a signal handler forwards signals over. */
@@ -287,8 +246,8 @@ static int bwrap_sock = -1;
 /* "cannot run NAME in its sandbox (WHY: ERR); refusing to run on the host", 127. */
 static void bwrap_fail(const char *name, const char *why, const char *detail)
 {
-	die(EXIT_NOT_FOUND, "cannot run in the sandbox ", name, " (", why ? why : "",
-		detail ? ": " : "", detail ? detail : "", "); refusing to run on the host", (const char *)NULL);
+	die(EXIT_NOT_FOUND, "cannot run in the sandbox %s (%s%s%s); refusing to run on the host", name,
+		why ? why : "", detail ? ": " : "", detail ? detail : "");
 }
 
 /*
@@ -334,7 +293,7 @@ static void bwrap_send_all(const char *name, int fd, const char *buf, size_t len
 static void bwrap_forward(int sig)
 {
 	int saved = errno;
-	uint32_t frame[2] = { BWRAP_FRAME_SIGNAL, (uint32_t)sig };
+	uint32_t frame[2] = { EXEC_FRAME_SIGNAL, (uint32_t)sig };
 
 	if (send(bwrap_sock, frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* The server is gone: the status read below says so. */
@@ -567,22 +526,17 @@ static int bwrap_wait(int sock, uint32_t frame[2], struct bwrap_relay relay[3])
 static void run_in_bwrap(const char *name, const char *dir, int argc, char **argv, uint32_t flags)
 {
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
-	} control;
-	uint32_t header[5], frame[2];
+	struct exec_header header;
+	uint32_t frame[2];
 	int fds[3] = { 0, 1, 2 };
 	struct bwrap_relay relay[3];
 	char *cwd, **env, *payload, *p;
 	size_t envc, length, i;
-	struct msghdr msg;
-	struct iovec iov;
 	struct sigaction sa;
 	sigset_t block, old;
 	ssize_t n;
 
-	if ((uint32_t)argc > BWRAP_ARGS_MAX || argc < 1)
+	if ((uint32_t)argc > EXEC_ARGS_MAX || argc < 1)
 		bwrap_fail(name, "too many arguments", NULL);
 	bwrap_stdio(name);
 	bwrap_relay_setup(name, fds, relay);
@@ -593,7 +547,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		length += strlen(argv[i]) + 1;
 	for (i = 0; i < envc; i++)
 		length += strlen(env[i]) + 1;
-	if (length > BWRAP_PAYLOAD_MAX || envc > BWRAP_ARGS_MAX)
+	if (length > EXEC_PAYLOAD_MAX || envc > EXEC_ARGS_MAX)
 		bwrap_fail(name, "the command and its environment are too long", NULL);
 	p = payload = xmalloc(length);
 	p = stpcpy(p, cwd) + 1;
@@ -621,29 +575,14 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		if (sigaction(forwarded[i], &sa, NULL) != 0)
 			bwrap_fail(name, "sigaction", strerror(errno));
 
-	header[0] = BWRAP_MAGIC;
-	header[1] = flags;
-	header[2] = (uint32_t)argc;
-	header[3] = (uint32_t)envc;
-	header[4] = (uint32_t)length;
-	iov.iov_base = header;
-	iov.iov_len = sizeof header;
-	memset(&msg, 0, sizeof msg);
-	memset(&control, 0, sizeof control);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof control.buf;
-	CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
-	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
-	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), fds, sizeof fds);
-	do
-		n = sendmsg(bwrap_sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	header.magic = EXEC_MAGIC;
+	header.flags = flags;
+	header.argc = (uint32_t)argc;
+	header.envc = (uint32_t)envc;
+	header.length = (uint32_t)length;
+	if ((n = exec_send_header(bwrap_sock, &header, fds)) < 0)
 		bwrap_fail(name, "cannot send the command", strerror(errno));
-	bwrap_send_all(name, bwrap_sock, (const char *)header + n, sizeof header - (size_t)n);
+	bwrap_send_all(name, bwrap_sock, (const char *)&header + n, sizeof header - (size_t)n);
 	bwrap_send_all(name, bwrap_sock, payload, length);
 	free(payload);
 	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
@@ -654,10 +593,10 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		if (fds[i] != (int)i)
 			close(fds[i]);
 	if (bwrap_wait(bwrap_sock, frame, relay) != 0)
-		die(EXIT_NOT_FOUND, "lost the connection to the sandbox ", name,
-			" before the command's status came", (const char *)NULL);
-	if (frame[0] != BWRAP_FRAME_STATUS || frame[1] > 255)
-		die(EXIT_NOT_FOUND, "the sandbox ", name, " sent an invalid answer", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "lost the connection to the sandbox %s before the command's status came",
+			name);
+	if (frame[0] != EXEC_FRAME_STATUS || frame[1] > 255)
+		die(EXIT_NOT_FOUND, "the sandbox %s sent an invalid answer", name);
 	exit((int)frame[1]);
 }
 
@@ -672,18 +611,18 @@ static void route_to_sandbox(const char *name, int argc, char **argv)
 	int exec_mode = argc >= 3 && (strcmp(argv[1], "--exec") == 0 || strcmp(argv[1], "--exec-kill-group") == 0);
 
 	if (!is_sandbox_name(name))
-		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '", name,
-			"'; refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '%s'; "
+			"refusing to run on the host", name);
 	dir = bwrap_state_dir(name);
 	if (!dir) {
 		if (exec_mode)
-			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; ", name,
-				" has no state folder; refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; %s has no state folder; "
+				"refusing to run on the host", name);
 		run_in_sandbox(name, argc, argv);
 	}
 	if (exec_mode) {
 		if (strcmp(argv[1], "--exec-kill-group") == 0)
-			flags |= BWRAP_FLAG_KILL_AT_END;
+			flags |= EXEC_FLAG_KILL_AT_END;
 		run_in_bwrap(name, dir, argc - 2, argv + 2, flags);
 	}
 	args = xmalloc(((size_t)argc + 1) * sizeof *args);
@@ -698,15 +637,14 @@ int main(int argc, char **argv)
 {
 	const char *name = getenv("FORGE_SANDBOX_CONTAINER");
 
-	/* A shell shim receives shell arguments: only a lone --help/--version is ours. */
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		fputs(USAGE, stdout);
-		return fflush(stdout) == 0 ? 0 : 70;
-	}
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("forge-shell %s\n", FORGE_VERSION);
-		return fflush(stdout) == 0 ? 0 : 70;
-	}
+	/* Names in messages come from the environment: shown escaped. */
+	forge_escape_messages = 1;
+	/*
+	 * A shell shim receives shell arguments: only a lone --help/--version is
+	 * ours; -h is the shell's (SPEC 4.4).
+	 */
+	if (argc == 2 && strcmp(argv[1], "-h") != 0)
+		help_option(argv[1]);
 	if (argc < 1 || !argv[0]) {
 		static char *no_args[] = { "forge-shell", NULL };
 
