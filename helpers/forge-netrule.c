@@ -15,27 +15,25 @@
  * FORGE_NETRULE_NO_MAIN defined (and link netrule.c) to test them directly.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge-util.h"
 #include "netrule.h"
 
-#define USAGE \
-	"usage: forge-netrule [--json] [--secret-hosts] [--] [ENTRY...]\n" \
-	"       forge-netrule --check [--secret-hosts] [--] ENTRY\n" \
-	"Print the msb flags for an egress allow-list (entries from stdin, one per\n" \
-	"line, when none are given).\n" \
-	"  --json          print {\"mode\",\"rules\",\"rejected\"} as one JSON document\n" \
-	"  --secret-hosts  the entries are hosts of secrets: a wildcard is rejected\n" \
-	"  --check         exit 0 if ENTRY is valid, else 1 with the reason\n" \
-	"  --help, --version\n"
-
-enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70 };
-
-static const char *const progname = "forge-netrule";
+const char forge_progname[] = "forge-netrule";
+const char forge_usage[] =
+	"usage: forge-netrule [--json] [--secret-hosts] [--] [ENTRY...]\n"
+	"       forge-netrule --check [--secret-hosts] [--] ENTRY\n";
+const char forge_help[] =
+	"Print the msb flags for an egress allow-list (entries from stdin, one per\n"
+	"line, when none are given).\n"
+	"  --json          print {\"mode\",\"rules\",\"rejected\"} as one JSON document\n"
+	"  --secret-hosts  the entries are hosts of secrets: a wildcard is rejected\n"
+	"  --check         exit 0 if ENTRY is valid, else 1 with the reason\n"
+	"  -h, --help, --version\n";
 
 /* ------------------------------------------------------------------------ */
 /* The list: trimmed, deduplicated (case-insensitively), classified         */
@@ -258,13 +256,13 @@ static void netrule_print_warnings(FILE *err, const struct netrule_list *list)
 
 		if (e->class != NETRULE_REJECTED)
 			continue;
-		fprintf(err, "%s: warning: rejected '", progname);
+		fprintf(err, "%s: warning: rejected '", forge_progname);
 		netrule_put_quoted(err, e->text, e->len);
 		fprintf(err, "': %s\n", e->reason);
 	}
 	if (netrule_list_mode(list) == NETRULE_MODE_RESTRICTED && list->hosts == 0)
 		fprintf(err, "%s: warning: every entry was rejected; egress is fully denied\n",
-			progname);
+			forge_progname);
 }
 
 /* One flag and its value per line; neither contains whitespace. */
@@ -315,24 +313,6 @@ static void netrule_print_json(FILE *out, const struct netrule_list *list)
 
 #ifndef FORGE_NETRULE_NO_MAIN
 
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	putc('\n', stderr);
-	exit(status);
-}
-
-static void usage(void)
-{
-	fputs(USAGE, stderr);
-	exit(EXIT_USAGE);
-}
-
 static int netrule_read_stdin(struct netrule_list *list)
 {
 	char *line = NULL;
@@ -363,7 +343,7 @@ static int netrule_check_main(const char *entry, int secret_hosts)
 	class = netrule_classify(entry, n, secret_hosts, reason);
 	if (class == NETRULE_HOST || class == NETRULE_WILDCARD)
 		return 0;
-	fprintf(stderr, "%s: invalid '", progname);
+	fprintf(stderr, "%s: invalid '", forge_progname);
 	netrule_put_quoted(stderr, entry, n);
 	fprintf(stderr, "': %s\n", reason);
 	return 1;
@@ -374,8 +354,11 @@ int main(int argc, char **argv)
 	struct netrule_list list;
 	int json = 0, check = 0, i;
 
+	/* Options and entries are shown escaped in messages, as entries are. */
+	forge_escape_messages = 1;
 	memset(&list, 0, sizeof list);
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+		help_option(argv[i]);
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
@@ -385,22 +368,14 @@ int main(int argc, char **argv)
 			list.secret_hosts = 1;
 		else if (strcmp(argv[i], "--check") == 0)
 			check = 1;
-		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			fputs(USAGE, stdout);
-			return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
-		} else if (strcmp(argv[i], "--version") == 0) {
-			printf("forge-netrule %s\n", FORGE_VERSION);
-			return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
-		} else {
-			fprintf(stderr, "%s: error: unknown option '", progname);
-			netrule_put_quoted(stderr, argv[i], strlen(argv[i]));
-			fputs("'\n", stderr);
-			usage();
-		}
+		else
+			die(EXIT_USAGE, "unknown option '%s'", argv[i]);
 	}
 	if (check) {
-		if (json || argc - i != 1)
-			usage();
+		if (json)
+			die(EXIT_USAGE, "--check and --json exclude each other");
+		if (argc - i != 1)
+			die(EXIT_USAGE, "--check takes exactly one ENTRY");
 		return netrule_check_main(argv[i], list.secret_hosts);
 	}
 

@@ -40,42 +40,23 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char USAGE[] =
+#include "forge-util.h"
+
+const char forge_progname[] = "forge-probe";
+const char forge_usage[] =
 	"usage: forge-probe listen HITFILE NONCE\n"
 	"       forge-probe run [--nonce N] [--canary FILE] [--forge-dir DIR]\n"
 	"         [--hooks DIR] [--config FILE] [--commondir FILE] [--alternates FILE]\n"
 	"         [--proc-sys] [--loopback ADDR:PORT] [--private ADDR:PORT]...\n"
-	"         [--outside ADDR:PORT] [--secrets] [--tty] [--seccomp]\n"
+	"         [--outside ADDR:PORT] [--secrets] [--tty] [--seccomp]\n";
+const char forge_help[] =
 	"The containment probes of forge-sandbox check (forge-sandbox(1)); run by\n"
 	"forge-sandbox, not by hand.\n";
-
-enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70 };
 
 #define LISTEN_LIFETIME 120
 #define MAX_LISTENERS 16
 #define CONNECT_MS 250
 #define MAX_PRIVATE 8
-
-static const char progname[] = "forge-probe";
-
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
-
-static void usage(FILE *out, int status)
-{
-	if ((fputs(USAGE, out) == EOF || fflush(out) == EOF) && status == 0)
-		die(EXIT_INTERNAL, "cannot write the usage: %s", strerror(errno));
-	exit(status);
-}
 
 /* --- output ------------------------------------------------------------------ */
 
@@ -146,10 +127,10 @@ static void probe_create(const char *name, const char *class, const char *path, 
 	if (fd >= 0) {
 		close(fd);
 		if (unlink(path) != 0)
-			fprintf(stderr, "%s: warning: cannot remove %s: %s\n", progname, path, strerror(errno));
+			warn("cannot remove %s: %s", path, strerror(errno));
 	}
 	if (made_parent && rmdir(parent) != 0)
-		fprintf(stderr, "%s: warning: cannot remove %s: %s\n", progname, parent, strerror(errno));
+		warn("cannot remove %s: %s", parent, strerror(errno));
 	if (fd >= 0)
 		report(name, class, "escaped", "created %s%s (removed again)", path,
 		       made_parent ? " and the folder holding it" : "");
@@ -763,7 +744,7 @@ static int probe_run(int argc, char **argv)
 		else if (strcmp(o, "--seccomp") == 0)
 			seccomp = 1;
 		else if (!has_value)
-			usage(stderr, EXIT_USAGE);
+			die(EXIT_USAGE, "unknown option or missing value: %s", o);
 		else if (strcmp(o, "--nonce") == 0)
 			nonce = argv[++i];
 		else if (strcmp(o, "--canary") == 0)
@@ -785,7 +766,7 @@ static int probe_run(int argc, char **argv)
 		else if (strcmp(o, "--private") == 0 && n_private < MAX_PRIVATE)
 			private_eps[n_private++] = argv[++i];
 		else
-			usage(stderr, EXIT_USAGE);
+			die(EXIT_USAGE, "unknown option (or more than %d --private): %s", MAX_PRIVATE, o);
 	}
 	/* Which kernel this is: the host tells a microVM's own from its. */
 	{
@@ -936,16 +917,11 @@ static int probe_listen(const char *hitfile, const char *nonce)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "--help") == 0)
-		usage(stdout, 0);
-	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-		printf("forge-probe %s\n", FORGE_VERSION);
-		return 0;
-	}
+	if (argc >= 2)
+		help_option(argv[1]);
 	if (argc == 4 && strcmp(argv[1], "listen") == 0)
 		return probe_listen(argv[2], argv[3]);
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)
 		return probe_run(argc - 2, argv + 2);
-	usage(stderr, EXIT_USAGE);
-	return EXIT_USAGE;
+	die(EXIT_USAGE, "listen HITFILE NONCE or run [OPTION...] expected");
 }

@@ -5,7 +5,7 @@
  * and friends point at the TCP address. With --reverse, the other way: on
  * the host, the secrets proxy's unix socket in front of mitmdump's TCP port.
  *
- * One process per connection, at most --max-conns at once; nothing is
+ * One process per connection (server.c), at most --max-conns at once; nothing is
  * parsed here (the proxy decides everything). Linked statically with musl
  * where possible, so it runs in any image.
  */
@@ -13,9 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,52 +20,26 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
+#include "forge-util.h"
 #include "relay.h"
+#include "server.h"
 
-#define USAGE \
-	"usage: forge-relay [--daemon] [--max-conns N] [--] ADDRESS:PORT SOCKET\n" \
-	"       forge-relay --reverse [--daemon] [--max-conns N] [--] SOCKET ADDRESS:PORT\n" \
-	"Listen on the IPv4 ADDRESS:PORT (e.g. 127.0.0.1:3128) and forward every\n" \
-	"connection to the unix socket SOCKET; with --reverse, listen on SOCKET\n" \
-	"(created owner-only) and forward to ADDRESS:PORT.\n" \
-	"  -d, --daemon     once listening, detach (own session, standard streams on\n" \
-	"                   /dev/null) and exit 0: the relay runs on in the background\n" \
-	"  --max-conns N    at most N connections at once (default 64)\n" \
-	"  --help, --version\n"
-
-enum { EXIT_USAGE = 64, EXIT_UNAVAILABLE = 69, EXIT_INTERNAL = 70 };
+const char forge_progname[] = "forge-relay";
+const char forge_usage[] =
+	"usage: forge-relay [--daemon] [--max-conns N] [--] ADDRESS:PORT SOCKET\n"
+	"       forge-relay --reverse [--daemon] [--max-conns N] [--] SOCKET ADDRESS:PORT\n";
+const char forge_help[] =
+	"Listen on the IPv4 ADDRESS:PORT (e.g. 127.0.0.1:3128) and forward every\n"
+	"connection to the unix socket SOCKET; with --reverse, listen on SOCKET\n"
+	"(created owner-only) and forward to ADDRESS:PORT.\n"
+	"  -d, --daemon     once listening, detach (own session, standard streams on\n"
+	"                   /dev/null) and exit 0: the relay runs on in the background\n"
+	"  --max-conns N    at most N connections at once (default 64)\n"
+	"  -h, --help, --version\n";
 
 #define RELAY_IDLE_MS 600000
-
-static const char progname[] = "forge-relay";
-
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
-
-static void usage(FILE *out, int status)
-{
-	fputs(USAGE, out);
-	exit(status);
-}
-
-static volatile sig_atomic_t stop_signal;
-static void on_stop(int sig) { stop_signal = sig; }
-static void on_child(int sig) { (void)sig; }
 
 static void parse_listen(const char *arg, struct sockaddr_in *sin)
 {
@@ -112,9 +83,18 @@ static void parse_unix(const char *arg, struct sockaddr_un *sun)
 	strcpy(sun->sun_path, arg);
 }
 
+/* The other end of every connection, and its name for messages. */
+struct relay_target {
+	union relay_addr addr;
+	const char *name;
+};
+
 /* Runs in the child: one client, one connection to the other end. */
-static void forward(int client, const union relay_addr *to, const char *name)
+static void forward(int client, void *ctx)
 {
+	const struct relay_target *target = ctx;
+	const union relay_addr *to = &target->addr;
+	const char *name = target->name;
 	int up = socket(to->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (up < 0)
@@ -124,7 +104,7 @@ static void forward(int client, const union relay_addr *to, const char *name)
 			static const char down[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 37\r\n"
 				"Connection: close\r\n\r\nforge-relay: the proxy is not running\n";
 
-			fprintf(stderr, "%s: error: cannot connect to %s: %s\n", progname,
+			fprintf(stderr, "%s: error: cannot connect to %s: %s\n", forge_progname,
 				name, strerror(errno));
 			(void)relay_write_all(client, down, sizeof down - 1);
 			return;
@@ -135,12 +115,14 @@ static void forward(int client, const union relay_addr *to, const char *name)
 
 int main(int argc, char **argv)
 {
-	union relay_addr from, to;
-	struct sigaction sa;
-	unsigned long max = 64, count = 0;
+	union relay_addr from;
+	struct relay_target to;
+	struct server server;
+	unsigned long max = SERVER_MAX_CONNS_DEFAULT;
 	int argi, lfd, one = 1, reverse = 0, detach = 0, null = -1;
 
 	for (argi = 1; argi < argc && argv[argi][0] == '-'; argi++) {
+		help_option(argv[argi]);
 		if (strcmp(argv[argi], "--") == 0) {
 			argi++;
 			break;
@@ -148,45 +130,22 @@ int main(int argc, char **argv)
 			reverse = 1;
 		else if (strcmp(argv[argi], "--daemon") == 0 || strcmp(argv[argi], "-d") == 0)
 			detach = 1;
-		else if (strcmp(argv[argi], "--max-conns") == 0 && argi + 1 < argc) {
-			char *end;
-
-			errno = 0;
-			max = strtoul(argv[++argi], &end, 10);
-			if (errno || *end || end == argv[argi] || argv[argi][0] == '-' || max == 0 || max > 4096)
-				die(EXIT_USAGE, "--max-conns needs a number from 1 to 4096");
-		} else if (strcmp(argv[argi], "--help") == 0)
-			usage(stdout, 0);
-		else if (strcmp(argv[argi], "--version") == 0) {
-			printf("%s %s\n", progname, FORGE_VERSION);
-			return 0;
-		} else {
-			fprintf(stderr, "%s: error: unknown option or missing value: %s\n", progname, argv[argi]);
-			usage(stderr, EXIT_USAGE);
-		}
+		else if (strcmp(argv[argi], "--max-conns") == 0 && argi + 1 < argc)
+			max = server_max_conns(argv[++argi]);
+		else
+			die(EXIT_USAGE, "unknown option or missing value: %s", argv[argi]);
 	}
 	if (argc - argi != 2)
-		usage(stderr, EXIT_USAGE);
+		die(EXIT_USAGE, "the listening and the forwarding address expected (%d operands given)", argc - argi);
+	to.name = argv[argi + 1];
 	if (reverse) {
 		parse_unix(argv[argi], &from.sun);
-		parse_listen(argv[argi + 1], &to.sin);
+		parse_listen(argv[argi + 1], &to.addr.sin);
 	} else {
 		parse_listen(argv[argi], &from.sin);
-		parse_unix(argv[argi + 1], &to.sun);
+		parse_unix(argv[argi + 1], &to.addr.sun);
 	}
-
-	memset(&sa, 0, sizeof sa);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = SIG_IGN;
-	if (sigaction(SIGPIPE, &sa, NULL) != 0)
-		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
-	sa.sa_handler = on_stop;  /* no SA_RESTART: poll returns EINTR */
-	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0
-	    || sigaction(SIGHUP, &sa, NULL) != 0)
-		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
-	sa.sa_handler = on_child;
-	if (sigaction(SIGCHLD, &sa, NULL) != 0)
-		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
+	server_signals();
 
 	lfd = socket(from.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (lfd < 0)
@@ -224,41 +183,10 @@ int main(int argc, char **argv)
 		close(null);
 	}
 
-	while (!stop_signal) {
-		struct pollfd pfd = { lfd, POLLIN, 0 };
-		int fd;
-		pid_t pid, parent;
-
-		while (count > 0 && waitpid(-1, NULL, WNOHANG) > 0)
-			count--;
-		/* A second at most: a SIGCHLD landing just before poll costs no more. */
-		if (poll(&pfd, 1, 1000) <= 0)
-			continue;
-		if ((fd = accept(lfd, NULL, NULL)) < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				sleep(1);
-			continue;
-		}
-		if (count == max || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
-			close(fd);  /* the client sees the connection closed: try again later */
-			continue;
-		}
-		parent = getpid();
-		pid = fork();
-		if (pid == 0) {
-#ifdef __linux__
-			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-#endif
-			close(lfd);
-			if (getppid() != parent)
-				_exit(0);  /* it died before PR_SET_PDEATHSIG */
-			forward(fd, &to, argv[argi + 1]);
-			_exit(0);
-		}
-		if (pid > 0)
-			count++;
-		close(fd);
-	}
-	/* The children die with us (PR_SET_PDEATHSIG). */
-	return 128 + stop_signal;
+	memset(&server, 0, sizeof server);
+	server.listen_fd = lfd;
+	server.max = max;
+	server.serve = forward;  /* at the cap: the client sees the connection closed */
+	server.ctx = &to;
+	return server_run(&server);
 }

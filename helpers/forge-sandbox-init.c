@@ -18,29 +18,11 @@
  *       child and runs each request received on the listening socket FD in
  *       its own session and process group.
  *
- * Wire protocol (one connection per command, native byte order, every
- * length bounded; the client side is forge-shell):
- *   client -> server  a 20-byte header sent with SCM_RIGHTS carrying exactly
- *                     three fds (the command's stdin, stdout, stderr):
- *                       u32 magic "FSI1", u32 flags (bit 0: kill the command's
- *                       process group when the command ends; bit 1: report
- *                       death by signal n as 256+n), u32 argc
- *                       (1..ARGS_MAX), u32 envc (0..ARGS_MAX), u32 length
- *                       (at most PAYLOAD_MAX)
- *                     then `length` bytes: 1 + argc + envc NUL-terminated
- *                     strings: the physical cwd, argv, NAME=VALUE entries
- *                     (added to the sandbox's own environment).
- *   client -> server  8-byte frames: u32 FRAME_SIGNAL, u32 signal number
- *                     (INT, TERM, HUP or QUIT; sent to the process group).
- *   server -> client  one 8-byte frame: u32 FRAME_STATUS, u32 status (the
- *                     exit code, 128+n for signal n (256+n with flag bit
- *                     1), 126 when the command
- *                     cannot be executed, 127 when it is not found); then
- *                     the server closes the connection.
- *   A client that disconnects before its status was sent has its command's
- *   process group killed (SIGKILL). A request whose stdio fds are not all
- *   pipes, sockets, regular files or character devices (a directory would
- *   open the host's tree below it) is refused: the connection is closed.
+ * The wire protocol (one connection per command) is in exec-proto.h. A
+ * client that disconnects before its status was sent has its command's
+ * process group killed (SIGKILL). A request whose stdio fds are not all
+ * pipes, sockets, regular files or character devices (a directory would
+ * open the host's tree below it) is refused: the connection is closed.
  */
 #define _GNU_SOURCE  /* accept4, pipe2, sched_setaffinity, prctl */
 #include <dirent.h>
@@ -51,7 +33,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,31 +47,24 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char USAGE[] =
+#include "exec-proto.h"
+#include "forge-util.h"
+
+const char forge_progname[] = "forge-sandbox-init";
+const char forge_usage[] =
 	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--keep FD2]...\n"
 	"                                [--user UID:GID] SOCKET FD -- COMMAND...\n"
-	"       forge-sandbox-init serve FD\n"
+	"       forge-sandbox-init serve FD\n";
+const char forge_help[] =
 	"start (on the host): create the owner-only unix socket SOCKET listening as\n"
 	"file descriptor FD, close other fds but the FD2s, join the cgroups, keep N\n"
 	"CPUs, drop to UID:GID, start a new session and exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
 	"request received on the socket FD. The wire protocol is in forge-sandbox-init(1).\n";
 
-enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70, EXIT_CANTCREAT = 73, EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
 
-#define MAGIC 0x31495346u  /* "FSI1" little-endian */
-#define FLAG_KILL_AT_END 1u
-#define FLAG_SIGNAL_STATUS 2u
-#define FRAME_SIGNAL 1u
-#define FRAME_STATUS 2u
-#define ARGS_MAX 65536u
-#define PAYLOAD_MAX (4u << 20)
 #define CONNS_MAX 256
 #define REQUEST_TIMEOUT_SECS 10
 #define SIGNALS_MAX NSIG  /* one past the highest signal number */
-
-struct header {
-	uint32_t magic, flags, argc, envc, length;
-};
 
 /*
  * One client. A slot is free when fd < 0 and pid == 0. While its request
@@ -104,45 +78,14 @@ struct conn {
 	uint32_t flags;
 	int reading;   /* the request is still arriving */
 	struct timespec deadline;
-	struct header h;
+	struct exec_header h;
 	size_t got;    /* bytes of the header, then (payload set) of the payload */
 	int fds[3], nfds;
 	char *payload;
 };
 
-static const char progname[] = "forge-sandbox-init";
 /* Write end of the self-pipe: the only thing the SIGCHLD handler touches. */
 static int child_pipe_wr = -1;
-
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
-
-static void usage(FILE *out, int status)
-{
-	if ((fputs(USAGE, out) == EOF || fflush(out) == EOF) && status == 0)
-		die(EXIT_INTERNAL, "cannot write the usage: %s", strerror(errno));
-	exit(status);
-}
-
-static void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: warning: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* A decimal in [min, max], or -1. */
 static long parse_number(const char *s, long min, long max)
@@ -312,7 +255,7 @@ static int cmd_start(int argc, char **argv)
 
 	for (i = 2; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i += 2) {
 		if (i + 1 >= argc)
-			usage(stderr, EXIT_USAGE);
+			die(EXIT_USAGE, "%s needs a value", argv[i]);
 		if (strcmp(argv[i], "--cgroup") == 0)
 			continue;  /* joined below, once the arguments are known good */
 		if (strcmp(argv[i], "--keep") == 0) {
@@ -325,11 +268,13 @@ static int cmd_start(int argc, char **argv)
 			user = argv[i + 1];
 			continue;
 		}
-		if (strcmp(argv[i], "--cpus") != 0 || (cpus = parse_number(argv[i + 1], 1, CPU_SETSIZE)) < 0)
-			usage(stderr, EXIT_USAGE);
+		if (strcmp(argv[i], "--cpus") != 0)
+			die(EXIT_USAGE, "unknown option '%s'", argv[i]);
+		if ((cpus = parse_number(argv[i + 1], 1, CPU_SETSIZE)) < 0)
+			die(EXIT_USAGE, "--cpus takes a number from 1 to %d, not '%s'", CPU_SETSIZE, argv[i + 1]);
 	}
 	if (argc - i < 4 || strcmp(argv[i + 2], "--") != 0)
-		usage(stderr, EXIT_USAGE);
+		die(EXIT_USAGE, "start takes SOCKET FD -- COMMAND...");
 	target = parse_number(argv[i + 1], 3, 1023);
 	if (target < 0)
 		die(EXIT_USAGE, "FD must be a number from 3 to 1023, not '%s'", argv[i + 1]);
@@ -467,7 +412,7 @@ static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t e
 			_exit(EXIT_CANNOT_EXEC);
 	close_fds(fds, 3);
 	if (chdir(cwd) != 0) {
-		fprintf(stderr, "%s: error: cannot change to %s inside the sandbox: %s\n", progname, cwd,
+		fprintf(stderr, "%s: error: cannot change to %s inside the sandbox: %s\n", forge_progname, cwd,
 			strerror(errno));
 		_exit(EXIT_CANNOT_EXEC);
 	}
@@ -478,7 +423,7 @@ static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t e
 		_exit(EXIT_CANNOT_EXEC);
 	argv[argc] = NULL;
 	execvp(argv[0], argv);
-	fprintf(stderr, "%s: error: %s: %s\n", progname, argv[0], strerror(errno));
+	fprintf(stderr, "%s: error: %s: %s\n", forge_progname, argv[0], strerror(errno));
 	_exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
@@ -597,8 +542,8 @@ static void conn_read(struct conn *c)
 		c->got += (size_t)n;
 		if (c->got < sizeof c->h)
 			return;
-		if (c->nfds != 3 || c->h.magic != MAGIC || c->h.argc < 1 || c->h.argc > ARGS_MAX ||
-			c->h.envc > ARGS_MAX || c->h.length > PAYLOAD_MAX || c->h.length < 1) {
+		if (c->nfds != 3 || c->h.magic != EXEC_MAGIC || c->h.argc < 1 || c->h.argc > EXEC_ARGS_MAX ||
+			c->h.envc > EXEC_ARGS_MAX || c->h.length > EXEC_PAYLOAD_MAX || c->h.length < 1) {
 			conn_drop(c);
 			return;
 		}
@@ -655,7 +600,7 @@ static int conn_expire(struct conn *conns)
 
 static void send_status(struct conn *c, int status)
 {
-	uint32_t frame[2] = { FRAME_STATUS, (uint32_t)status };
+	uint32_t frame[2] = { EXEC_FRAME_STATUS, (uint32_t)status };
 	ssize_t n;
 
 	do
@@ -679,9 +624,9 @@ static void reap(struct conn *conns)
 		for (int i = 0; i < CONNS_MAX; i++) {
 			if (conns[i].pid != pid)
 				continue;
-			if (WIFSIGNALED(st) && (conns[i].flags & FLAG_SIGNAL_STATUS))
+			if (WIFSIGNALED(st) && (conns[i].flags & EXEC_FLAG_SIGNAL_STATUS))
 				status = 256 + WTERMSIG(st);
-			if (conns[i].flags & FLAG_KILL_AT_END)
+			if (conns[i].flags & EXEC_FLAG_KILL_AT_END)
 				kill(-pid, SIGKILL);
 			if (conns[i].fd >= 0)
 				send_status(&conns[i], status);
@@ -702,7 +647,7 @@ static void client_input(struct conn *c)
 		c->fd = -1;
 		return;
 	}
-	if (frame[0] == FRAME_SIGNAL && (frame[1] == SIGINT || frame[1] == SIGTERM ||
+	if (frame[0] == EXEC_FRAME_SIGNAL && (frame[1] == SIGINT || frame[1] == SIGTERM ||
 		frame[1] == SIGHUP || frame[1] == SIGQUIT))
 		kill(-c->pid, (int)frame[1]);
 }
@@ -716,7 +661,7 @@ static int cmd_serve(int argc, char **argv)
 	long n = -1;
 
 	if (argc != 3 || (n = parse_number(argv[2], 0, 1023)) < 0)
-		usage(stderr, EXIT_USAGE);
+		die(EXIT_USAGE, "serve takes FD, a number from 0 to 1023");
 	listen_fd = (int)n;
 	/* No process of the sandbox may read this one's memory or fds. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
@@ -798,17 +743,11 @@ static int cmd_serve(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		usage(stderr, EXIT_USAGE);
-	if (strcmp(argv[1], "--help") == 0)
-		usage(stdout, 0);
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("%s %s\n", progname, FORGE_VERSION);
-		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
-	}
+		die(EXIT_USAGE, "missing command");
+	help_option(argv[1]);
 	if (strcmp(argv[1], "start") == 0)
 		return cmd_start(argc, argv);
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc, argv);
-	usage(stderr, EXIT_USAGE);
-	return EXIT_USAGE;
+	die(EXIT_USAGE, "unknown command '%s'", argv[1]);
 }

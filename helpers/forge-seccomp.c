@@ -23,6 +23,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "forge-util.h"
+
 #ifndef CLONE_NEWCGROUP
 #define CLONE_NEWCGROUP 0x02000000
 #endif
@@ -33,13 +35,10 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-static const char USAGE[] =
-	"usage: forge-seccomp\n"
+const char forge_progname[] = "forge-seccomp";
+const char forge_usage[] = "usage: forge-seccomp\n";
+const char forge_help[] =
 	"Write the namespace sandbox's seccomp filter (BPF) to stdout, for bwrap --seccomp FD.\n";
-
-enum { EXIT_USAGE = 64, EXIT_INTERNAL = 70 };
-
-static const char progname[] = "forge-seccomp";
 
 /* Denied outright (EPERM). Names this libseccomp does not know are skipped. */
 static const char *const denied[] = {
@@ -58,10 +57,10 @@ static const unsigned long ns_flags[] = {
 	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME
 };
 
-static void die(const char *what, int rc)
+/* libseccomp's calls return -errno. */
+static void fail(const char *what, int rc)
 {
-	fprintf(stderr, "%s: error: %s: %s\n", progname, what, strerror(rc < 0 ? -rc : rc));
-	exit(EXIT_INTERNAL);
+	die(EXIT_INTERNAL, "%s: %s", what, strerror(rc < 0 ? -rc : rc));
 }
 
 static int resolve(const char *name)
@@ -78,7 +77,7 @@ static void deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigne
 		return;
 	rc = count ? seccomp_rule_add_array(ctx, action, nr, count, cmp) : seccomp_rule_add(ctx, action, nr, 0);
 	if (rc < 0)
-		die(name, rc);
+		fail(name, rc);
 }
 
 int main(int argc, char **argv)
@@ -87,26 +86,16 @@ int main(int argc, char **argv)
 	unsigned i;
 	int rc;
 
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		fputs(USAGE, stdout);
-		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
-	}
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("%s %s\n", progname, FORGE_VERSION);
-		return fflush(stdout) == 0 ? 0 : EXIT_INTERNAL;
-	}
-	if (argc != 1) {
-		fputs(USAGE, stderr);
-		return EXIT_USAGE;
-	}
-	if (isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "%s: error: refusing to write BPF to a terminal\n", progname);
-		return EXIT_USAGE;
-	}
+	if (argc == 2)
+		help_option(argv[1]);
+	if (argc != 1)
+		die(EXIT_USAGE, "no arguments expected");
+	if (isatty(STDOUT_FILENO))
+		die(EXIT_USAGE, "refusing to write BPF to a terminal");
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
-		die("seccomp_init", ENOMEM);
+		fail("seccomp_init", ENOMEM);
 	for (i = 0; denied[i]; i++)
 		deny(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0, NULL);
 	for (i = 0; i < sizeof ns_flags / sizeof ns_flags[0]; i++) {
@@ -137,6 +126,6 @@ int main(int argc, char **argv)
 	rc = seccomp_export_bpf(ctx, STDOUT_FILENO);
 	seccomp_release(ctx);
 	if (rc < 0)
-		die("cannot write the filter", rc);
+		fail("cannot write the filter", rc);
 	return 0;
 }

@@ -22,7 +22,6 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,67 +32,34 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define USAGE \
-	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n" \
-	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n" \
-	"msb exec, or the exec socket of a namespace sandbox), or in the host shell\n" \
-	"when it is unset or empty, or \"host\". With FORGE_SANDBOX_REQUIRED=1 an unset\n" \
-	"or empty one runs nothing (127). The arguments are\n" \
-	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n" \
-	"--version are forge-shell's own only as the sole argument.\n" \
-	"  forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n" \
-	"runs COMMAND itself (no bash) in a namespace sandbox; --exec-kill-group\n" \
-	"also kills what COMMAND left running in its process group when it ends.\n"
+#include "exec-proto.h"
+#include "forge-util.h"
 
-/* SPEC 4.4: whatever stops msb from running, the answer is 127, not the host. */
-enum { EXIT_CANNOT_EXEC = 126, EXIT_NOT_FOUND = 127 };
+const char forge_progname[] = "forge-shell";
+const char forge_usage[] =
+	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n"
+	"       forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n";
+const char forge_help[] =
+	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n"
+	"msb exec, or the exec socket of a namespace sandbox), or in the host shell\n"
+	"when it is unset or empty, or \"host\". With FORGE_SANDBOX_REQUIRED=1 an unset\n"
+	"or empty one runs nothing (127). The arguments are\n"
+	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n"
+	"--version are forge-shell's own only as the sole argument (-h is bash's).\n"
+	"--exec runs COMMAND itself (no bash) in a namespace sandbox; --exec-kill-group\n"
+	"also kills what COMMAND left running in its process group when it ends.\n";
+
+/* SPEC 4.4: whatever stops msb from running, the answer is 127 (EXIT_NOT_FOUND), not the host. */
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define SANDBOX_NAME_MAX 128
-
-static const char *const progname = "forge-shell";
-
-/* Writes s to stderr with bytes outside printable ASCII as \xNN. */
-static void put_safe(const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			putc(c, stderr);
-		else
-			fprintf(stderr, "\\x%02x", c);
-	}
-}
-
-/*
- * Prints "forge-shell: error: " and the parts, every second one (a name or a
- * value from the environment) made safe, then exits with STATUS.
- */
-static void die(int status, const char *part, ...)
-{
-	va_list ap;
-	int safe = 0;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, part);
-	for (; part; part = va_arg(ap, const char *), safe = !safe) {
-		if (safe)
-			put_safe(part);
-		else
-			fputs(part, stderr);
-	}
-	va_end(ap);
-	putc('\n', stderr);
-	exit(status);
-}
 
 static void *xmalloc(size_t size)
 {
 	void *p = malloc(size);
 
 	if (!p)
-		die(EXIT_NOT_FOUND, "out of memory; refusing to run", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "out of memory; refusing to run");
 	return p;
 }
 
@@ -172,8 +138,8 @@ static char *physical_cwd(void)
 			return buf;
 		free(buf);
 		if (errno != ERANGE || size > (size_t)-1 / 2)
-			die(EXIT_NOT_FOUND, "cannot run msb (cannot determine the working directory: ",
-				strerror(errno), "); refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "cannot run msb (cannot determine the working directory: %s); "
+				"refusing to run on the host", strerror(errno));
 		size *= 2;
 	}
 }
@@ -187,18 +153,17 @@ static void run_in_sandbox(const char *name, int argc, char **argv)
 	if (!msb || !*msb)
 		msb = "msb";
 	else if (msb[0] != '/')
-		die(EXIT_NOT_FOUND, "cannot run msb (FORGE_MSB=", msb,
-			" is not an absolute path); refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "cannot run msb (FORGE_MSB=%s is not an absolute path); "
+			"refusing to run on the host", msb);
 	path = find_program(msb);
 	if (!path)
-		die(EXIT_NOT_FOUND, "cannot run msb (", msb, " not found on PATH); refusing to run on the host",
-			(const char *)NULL);
+		die(EXIT_NOT_FOUND, "cannot run msb (%s not found on PATH); refusing to run on the host", msb);
 	if (access(path, X_OK) != 0)
-		die(EXIT_NOT_FOUND, "cannot run msb (", path, ": ", strerror(errno),
-			"); refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "cannot run msb (%s: %s); refusing to run on the host", path,
+			strerror(errno));
 	if (!is_sandbox_name(name))
-		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '", name,
-			"'; refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '%s'; "
+			"refusing to run on the host", name);
 
 	args = xmalloc(((size_t)argc + 9) * sizeof *args);
 	args[n++] = path;
@@ -214,8 +179,8 @@ static void run_in_sandbox(const char *name, int argc, char **argv)
 		args[n++] = argv[i];
 	args[n] = NULL;
 	execv(path, args);
-	die(EXIT_NOT_FOUND, "cannot run msb (", path, ": ", strerror(errno),
-		"); refusing to run on the host", (const char *)NULL);
+	die(EXIT_NOT_FOUND, "cannot run msb (%s: %s); refusing to run on the host", path,
+		strerror(errno));
 }
 
 /*
@@ -235,7 +200,7 @@ static int is_self(const char *path)
 	real = realpath(path, NULL);
 	if (!real)
 		return 1;
-	same = strcmp(strrchr(real, '/') + 1, progname) == 0;
+	same = strcmp(strrchr(real, '/') + 1, forge_progname) == 0;
 	free(real);
 	return same;
 }
@@ -249,11 +214,11 @@ static void run_on_host(char **argv)
 	if (chosen && *chosen) {
 		path = find_program(chosen);
 		if (!path)
-			die(EXIT_NOT_FOUND, "cannot run the host shell (FORGE_HOST_SHELL=", chosen,
-				": not found on PATH)", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "cannot run the host shell (FORGE_HOST_SHELL=%s: not found on PATH)",
+				chosen);
 		if (is_self(path))
-			die(EXIT_NOT_FOUND, "FORGE_HOST_SHELL=", chosen,
-				" is forge-shell itself; refusing to exec it in a loop", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "FORGE_HOST_SHELL=%s is forge-shell itself; refusing to exec it in a loop",
+				chosen);
 	} else if (shell && shell[0] == '/' && is_executable_file(shell) && !is_self(shell))
 		path = (char *)shell;
 	else if (access("/bin/bash", X_OK) == 0)
@@ -270,20 +235,13 @@ static void run_on_host(char **argv)
 	} else
 		argv[0] = path;
 	execv(path, argv);
-	die(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run the host shell (", path,
-		": ", strerror(errno), ")", (const char *)NULL);
+	die(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC, "cannot run the host shell (%s: %s)",
+		path, strerror(errno));
 }
 
 /* --- the namespace backend (SPEC 4.5): forge-sandbox-init's exec socket ---
  * The wire protocol is documented in helpers/forge-sandbox-init.c. */
 
-#define BWRAP_MAGIC 0x31495346u  /* "FSI1" */
-#define BWRAP_FLAG_KILL_AT_END 1u
-#define BWRAP_FLAG_SIGNAL_STATUS 2u  /* death by signal n comes back as 256 + n */
-#define BWRAP_FRAME_SIGNAL 1u
-#define BWRAP_FRAME_STATUS 2u
-#define BWRAP_ARGS_MAX 65536u
-#define BWRAP_PAYLOAD_MAX (4u << 20)
 #define BWRAP_ENV_FILE_MAX 65536
 
 /* The connection a signal handler forwards signals over. */
@@ -292,8 +250,8 @@ static int bwrap_sock = -1;
 /* "cannot run NAME in its sandbox (WHY: ERR); refusing to run on the host", 127. */
 static void bwrap_fail(const char *name, const char *why, const char *detail)
 {
-	die(EXIT_NOT_FOUND, "cannot run in the sandbox ", name, " (", why ? why : "",
-		detail ? ": " : "", detail ? detail : "", "); refusing to run on the host", (const char *)NULL);
+	die(EXIT_NOT_FOUND, "cannot run in the sandbox %s (%s%s%s); refusing to run on the host", name,
+		why ? why : "", detail ? ": " : "", detail ? detail : "");
 }
 
 /*
@@ -397,7 +355,7 @@ static void bwrap_send_all(const char *name, int fd, const char *buf, size_t len
 static void bwrap_forward(int sig)
 {
 	int saved = errno;
-	uint32_t frame[2] = { BWRAP_FRAME_SIGNAL, (uint32_t)sig };
+	uint32_t frame[2] = { EXEC_FRAME_SIGNAL, (uint32_t)sig };
 
 	if (send(bwrap_sock, frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* The server is gone: the status read below says so. */
@@ -428,9 +386,7 @@ static int bwrap_connect(const char *name, const char *dir)
 		rc = connect(fd, (struct sockaddr *)&addr, sizeof addr);
 	while (rc != 0 && errno == EINTR);
 	if (rc != 0)
-		die(EXIT_NOT_FOUND, "the namespace sandbox ", name, " is not running (its exec socket in ", dir,
-			" does not answer: ", strerror(errno), "); forge-sandbox up starts it; refusing to run on the host",
-			(const char *)NULL);
+		die(EXIT_NOT_FOUND, "the namespace sandbox %s is not running (its exec socket in %s does not answer: %s); forge-sandbox up starts it; refusing to run on the host", name, dir, strerror(errno));
 	if (dirfd >= 0)
 		close(dirfd);
 	return fd;
@@ -661,22 +617,17 @@ static void die_by_signal(int sig)
 static void run_in_bwrap(const char *name, const char *dir, int argc, char **argv, uint32_t flags)
 {
 	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
-	} control;
-	uint32_t header[5], frame[2];
+	struct exec_header header;
+	uint32_t frame[2];
 	int fds[3] = { 0, 1, 2 };
 	struct bwrap_relay relay[3];
 	char *cwd, **env, *payload, *p;
 	size_t envc, length, i;
-	struct msghdr msg;
-	struct iovec iov;
 	struct sigaction sa;
 	sigset_t block, old;
 	ssize_t n;
 
-	if ((uint32_t)argc > BWRAP_ARGS_MAX || argc < 1)
+	if ((uint32_t)argc > EXEC_ARGS_MAX || argc < 1)
 		bwrap_fail(name, "too many arguments", NULL);
 	bwrap_stdio(name);
 	bwrap_relay_setup(name, fds, relay);
@@ -687,7 +638,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		length += strlen(argv[i]) + 1;
 	for (i = 0; i < envc; i++)
 		length += strlen(env[i]) + 1;
-	if (length > BWRAP_PAYLOAD_MAX || envc > BWRAP_ARGS_MAX)
+	if (length > EXEC_PAYLOAD_MAX || envc > EXEC_ARGS_MAX)
 		bwrap_fail(name, "the command and its environment are too long", NULL);
 	p = payload = xmalloc(length);
 	p = stpcpy(p, cwd) + 1;
@@ -715,29 +666,14 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		if (sigaction(forwarded[i], &sa, NULL) != 0)
 			bwrap_fail(name, "sigaction", strerror(errno));
 
-	header[0] = BWRAP_MAGIC;
-	header[1] = flags | BWRAP_FLAG_SIGNAL_STATUS;
-	header[2] = (uint32_t)argc;
-	header[3] = (uint32_t)envc;
-	header[4] = (uint32_t)length;
-	iov.iov_base = header;
-	iov.iov_len = sizeof header;
-	memset(&msg, 0, sizeof msg);
-	memset(&control, 0, sizeof control);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof control.buf;
-	CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
-	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
-	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), fds, sizeof fds);
-	do
-		n = sendmsg(bwrap_sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	header.magic = EXEC_MAGIC;
+	header.flags = flags | EXEC_FLAG_SIGNAL_STATUS;
+	header.argc = (uint32_t)argc;
+	header.envc = (uint32_t)envc;
+	header.length = (uint32_t)length;
+	if ((n = exec_send_header(bwrap_sock, &header, fds)) < 0)
 		bwrap_fail(name, "cannot send the command", strerror(errno));
-	bwrap_send_all(name, bwrap_sock, (const char *)header + n, sizeof header - (size_t)n);
+	bwrap_send_all(name, bwrap_sock, (const char *)&header + n, sizeof header - (size_t)n);
 	bwrap_send_all(name, bwrap_sock, payload, length);
 	free(payload);
 	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
@@ -748,12 +684,12 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		if (fds[i] != (int)i)
 			close(fds[i]);
 	if (bwrap_wait(bwrap_sock, frame, relay) != 0)
-		die(EXIT_NOT_FOUND, "lost the connection to the sandbox ", name,
-			" before the command's status came", (const char *)NULL);
-	if (frame[0] == BWRAP_FRAME_STATUS && frame[1] > 256 && frame[1] < 256 + 65)
+		die(EXIT_NOT_FOUND, "lost the connection to the sandbox %s before the command's status came",
+			name);
+	if (frame[0] == EXEC_FRAME_STATUS && frame[1] > 256 && frame[1] < 256 + 65)
 		die_by_signal((int)(frame[1] - 256));
-	if (frame[0] != BWRAP_FRAME_STATUS || frame[1] > 255)
-		die(EXIT_NOT_FOUND, "the sandbox ", name, " sent an invalid answer", (const char *)NULL);
+	if (frame[0] != EXEC_FRAME_STATUS || frame[1] > 255)
+		die(EXIT_NOT_FOUND, "the sandbox %s sent an invalid answer", name);
 	exit((int)frame[1]);
 }
 
@@ -774,16 +710,13 @@ static char *namespace_state(const char *name)
 	int expected = 0;
 
 	if (backend && *backend && strcmp(backend, "bwrap") != 0 && strcmp(backend, "msb") != 0)
-		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_BACKEND=", backend,
-			" is neither bwrap nor msb; refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_BACKEND=%s is neither bwrap nor msb; refusing to run on the host", backend);
 	if (state && *state) {
 		slash = strrchr(state, '/');
 		if (state[0] != '/' || strcmp(slash + 1, name) != 0)
-			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_STATE=", state, " is not the absolute state folder of ", name,
-				"; refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_STATE=%s is not the absolute state folder of %s; refusing to run on the host", state, name);
 		if (backend && strcmp(backend, "msb") == 0)
-			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_BACKEND=msb with FORGE_SANDBOX_STATE=", state,
-				" (a namespace sandbox's); refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_BACKEND=msb with FORGE_SANDBOX_STATE=%s (a namespace sandbox's); refusing to run on the host", state);
 		dir = xmalloc(strlen(state) + 1);
 		strcpy(dir, state);
 		expected = 1;
@@ -793,9 +726,7 @@ static char *namespace_state(const char *name)
 		base = state_base();
 		if (!base) {
 			if (backend && *backend)
-				die(EXIT_NOT_FOUND, "cannot find the state folder of the namespace sandbox ", name,
-					" (no absolute XDG_STATE_HOME or HOME, and no home in the passwd entry); refusing to run on the host",
-					(const char *)NULL);
+				die(EXIT_NOT_FOUND, "cannot find the state folder of the namespace sandbox %s (no absolute XDG_STATE_HOME or HOME, and no home in the passwd entry); refusing to run on the host", name);
 			return NULL;
 		}
 		dir = state_path(base, "bwrap", name);
@@ -805,9 +736,7 @@ static char *namespace_state(const char *name)
 	if (is_real_dir(dir))
 		return dir;
 	if (expected)
-		die(EXIT_NOT_FOUND, "the namespace sandbox ", name, " is not there (no state folder ", dir,
-			"): removed? forge-sandbox up in its worktree starts it; refusing to run on the host",
-			(const char *)NULL);
+		die(EXIT_NOT_FOUND, "the namespace sandbox %s is not there (no state folder %s): removed? forge-sandbox up in its worktree starts it; refusing to run on the host", name, dir);
 	free(dir);
 	return NULL;
 }
@@ -823,18 +752,18 @@ static void route_to_sandbox(const char *name, int argc, char **argv)
 	int exec_mode = argc >= 3 && (strcmp(argv[1], "--exec") == 0 || strcmp(argv[1], "--exec-kill-group") == 0);
 
 	if (!is_sandbox_name(name))
-		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '", name,
-			"'; refusing to run on the host", (const char *)NULL);
+		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '%s'; "
+			"refusing to run on the host", name);
 	dir = namespace_state(name);
 	if (!dir) {
 		if (exec_mode)
-			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; ", name,
-				" has no state folder; refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; %s has no state folder; "
+				"refusing to run on the host", name);
 		run_in_sandbox(name, argc, argv);
 	}
 	if (exec_mode) {
 		if (strcmp(argv[1], "--exec-kill-group") == 0)
-			flags |= BWRAP_FLAG_KILL_AT_END;
+			flags |= EXEC_FLAG_KILL_AT_END;
 		run_in_bwrap(name, dir, argc - 2, argv + 2, flags);
 	}
 	args = xmalloc(((size_t)argc + 1) * sizeof *args);
@@ -849,15 +778,14 @@ int main(int argc, char **argv)
 {
 	const char *name = getenv("FORGE_SANDBOX_CONTAINER"), *required = getenv("FORGE_SANDBOX_REQUIRED");
 
-	/* A shell shim receives shell arguments: only a lone --help/--version is ours. */
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		fputs(USAGE, stdout);
-		return fflush(stdout) == 0 ? 0 : 70;
-	}
-	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
-		printf("forge-shell %s\n", FORGE_VERSION);
-		return fflush(stdout) == 0 ? 0 : 70;
-	}
+	/* Names in messages come from the environment: shown escaped. */
+	forge_escape_messages = 1;
+	/*
+	 * A shell shim receives shell arguments: only a lone --help/--version is
+	 * ours; -h is the shell's (SPEC 4.4).
+	 */
+	if (argc == 2 && strcmp(argv[1], "-h") != 0)
+		help_option(argv[1]);
 	if (argc < 1 || !argv[0]) {
 		static char *no_args[] = { "forge-shell", NULL };
 
@@ -871,9 +799,8 @@ int main(int argc, char **argv)
 		route_to_sandbox(name, argc, argv);
 	if (required && *required && strcmp(required, "0") != 0) {
 		if (strcmp(required, "1") != 0)
-			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_REQUIRED=", required,
-				" is neither 1 nor 0; refusing to run on the host", (const char *)NULL);
-		die(EXIT_NOT_FOUND, "no sandbox for this session; refusing to run on the host", (const char *)NULL);
+			die(EXIT_NOT_FOUND, "FORGE_SANDBOX_REQUIRED=%s is neither 1 nor 0; refusing to run on the host", required);
+		die(EXIT_NOT_FOUND, "no sandbox for this session; refusing to run on the host");
 	}
 	run_on_host(argv);
 	return EXIT_NOT_FOUND;

@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,44 +25,27 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef FORGE_VERSION
-#define FORGE_VERSION "unknown"
-#endif
+#include "forge-util.h"
 
-/* Exit codes: SPEC section 2, sysexits where one fits. */
-enum {
-	EXIT_NOT_FOUND = 1,
-	EXIT_USAGE = 64,
-	EXIT_DATA = 65,
-	EXIT_INTERNAL = 70,
-	EXIT_CANT_CREATE = 73,
-	EXIT_LOCK_TIMEOUT = 75
-};
-
-#if defined(__GNUC__) || defined(__clang__)
-#define NORETURN __attribute__((noreturn))
-#define PRINTF_LIKE(fmt, args) __attribute__((format(printf, fmt, args)))
-#else
-#define NORETURN
-#define PRINTF_LIKE(fmt, args)
-#endif
+/* get: KEY is not there and no DEFAULT given. The others: forge-util.h. */
+enum { EXIT_NO_KEY = 1 };
 
 #define DEFAULT_WAIT 10u
 #define MAX_WAIT 86400u /* a day */
 
-static const char progname[] = "forge-state";
+const char forge_progname[] = "forge-state";
 
-static const char synopsis[] =
-	"Usage: forge-state [-w SECS] get FILE KEY [DEFAULT]\n"
+const char forge_usage[] =
+	"usage: forge-state [-w SECS] get FILE KEY [DEFAULT]\n"
 	"       forge-state [-w SECS] set FILE KEY=VALUE...\n"
 	"       forge-state [-w SECS] incr FILE KEY [N]\n"
 	"       forge-state [-w SECS] append FILE LINE|-\n"
 	"       forge-state [-w SECS] put FILE < CONTENT\n"
 	"       forge-state [-w SECS] dump FILE\n"
 	"       forge-state now\n"
-	"       forge-state --help | --version\n";
+	"       forge-state -h | --help | --version\n";
 
-static const char help[] =
+const char forge_help[] =
 	"\n"
 	"Read and update key=value state files under an exclusive flock on\n"
 	"FILE.lock. Updates go to a temporary file that is fsync'ed and renamed\n"
@@ -84,54 +66,8 @@ static const char help[] =
 	"symbolic link, and must be regular files (exit 73 otherwise).\n"
 	"\n"
 	"  -w SECS    wait at most SECS seconds for the lock (default 10), then exit 75\n"
-	"  --help     print this help and exit\n"
+	"  -h, --help print this help and exit\n"
 	"  --version  print the version and exit\n";
-
-/* The synopsis on stderr after a usage error; all of the help for --help. */
-static NORETURN void usage(int status)
-{
-	if (status != 0) {
-		fputs(synopsis, stderr);
-		exit(status);
-	}
-	fputs(synopsis, stdout);
-	fputs(help, stdout);
-	if (fflush(stdout) != 0)
-		exit(EXIT_CANT_CREATE);
-	exit(0);
-}
-
-static PRINTF_LIKE(2, 0) void report(const char *level, const char *fmt,
-				     va_list ap)
-{
-	char msg[4096];
-
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	/* One fprintf: stderr is unbuffered, so the line goes out in one write. */
-	fprintf(stderr, "%s: %s: %s\n", progname, level, msg);
-}
-
-/* Exit with STATUS after an error message; usage errors add the usage. */
-static NORETURN PRINTF_LIKE(2, 3) void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	report("error", fmt, ap);
-	va_end(ap);
-	if (status == EXIT_USAGE)
-		usage(status);
-	exit(status);
-}
-
-static PRINTF_LIKE(1, 2) void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	report("warning", fmt, ap);
-	va_end(ap);
-}
 
 static void *xmalloc(size_t size)
 {
@@ -276,16 +212,16 @@ static int open_regular(const char *path, int flags, mode_t mode,
 		if ((saved == ELOOP || saved == EMLINK || saved == EISDIR ||
 		     saved == ENXIO) &&
 		    lstat(path, st) == 0 && !S_ISREG(st->st_mode))
-			die(EXIT_CANT_CREATE, "%s: not a regular file (%s)",
+			die(EXIT_CANTCREAT, "%s: not a regular file (%s)",
 			    path, file_kind(st->st_mode));
 		errno = saved;
 		return -1;
 	}
 	if (fstat(fd, st) != 0)
-		die(EXIT_CANT_CREATE, "cannot stat %s: %s", path,
+		die(EXIT_CANTCREAT, "cannot stat %s: %s", path,
 		    strerror(errno));
 	if (!S_ISREG(st->st_mode))
-		die(EXIT_CANT_CREATE, "%s: not a regular file (%s)", path,
+		die(EXIT_CANTCREAT, "%s: not a regular file (%s)", path,
 		    file_kind(st->st_mode));
 	return fd;
 }
@@ -315,7 +251,7 @@ static void read_all(int fd, const char *path, size_t size, struct text *t)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			die(EXIT_CANT_CREATE, "cannot read %s: %s", path,
+			die(EXIT_CANTCREAT, "cannot read %s: %s", path,
 			    strerror(errno));
 		}
 		t->len += (size_t)n;
@@ -545,16 +481,16 @@ static int store_lock(struct store *s, unsigned wait, int missing_ok)
 	if (fd < 0 && (errno == EACCES || errno == EROFS))
 		fd = open_regular(s->lock_path, O_RDONLY, 0, NULL); /* flock needs no write access */
 	if (fd < 0)
-		die(EXIT_CANT_CREATE, "cannot open lock file %s: %s",
+		die(EXIT_CANTCREAT, "cannot open lock file %s: %s",
 		    s->lock_path, strerror(errno));
 	s->lock_fd = fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 		return 1;
 	if (errno != EWOULDBLOCK && errno != EAGAIN)
-		die(EXIT_CANT_CREATE, "cannot lock %s: %s", s->lock_path,
+		die(EXIT_CANTCREAT, "cannot lock %s: %s", s->lock_path,
 		    strerror(errno));
 	if (wait == 0)
-		die(EXIT_LOCK_TIMEOUT, "the lock on %s is held (-w 0)",
+		die(EXIT_TEMPFAIL, "the lock on %s is held (-w 0)",
 		    s->lock_path);
 
 	memset(&sa, 0, sizeof sa);
@@ -568,10 +504,10 @@ static int store_lock(struct store *s, unsigned wait, int missing_ok)
 		    strerror(errno));
 	while (flock(fd, LOCK_EX) != 0) {
 		if (errno != EINTR)
-			die(EXIT_CANT_CREATE, "cannot lock %s: %s",
+			die(EXIT_CANTCREAT, "cannot lock %s: %s",
 			    s->lock_path, strerror(errno));
 		if (elapsed_ms(&start) >= wait * 1000LL)
-			die(EXIT_LOCK_TIMEOUT,
+			die(EXIT_TEMPFAIL,
 			    "timed out after %u s waiting for the lock on %s",
 			    wait, s->lock_path);
 	}
@@ -605,7 +541,7 @@ static void store_open(struct store *s, const char *path, unsigned wait,
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return;
-		die(EXIT_CANT_CREATE, "cannot open %s: %s", path,
+		die(EXIT_CANTCREAT, "cannot open %s: %s", path,
 		    strerror(errno));
 	}
 	read_all(fd, path, (size_t)s->st.st_size, &s->text);
@@ -614,13 +550,13 @@ static void store_open(struct store *s, const char *path, unsigned wait,
 }
 
 /* Remove the half-made temporary file TEMP, then die. */
-static NORETURN void die_with_temp(char *temp, const char *what)
+static FORGE_NORETURN void die_with_temp(char *temp, const char *what)
 {
 	int saved = errno;
 
 	if (unlink(temp) != 0 && errno != ENOENT)
 		warn("cannot remove %s: %s", temp, strerror(errno));
-	die(EXIT_CANT_CREATE, "cannot %s %s: %s", what, temp, strerror(saved));
+	die(EXIT_CANTCREAT, "cannot %s %s: %s", what, temp, strerror(saved));
 }
 
 static int is_temp_letter(char c)
@@ -717,10 +653,10 @@ static int create_temp(const struct store *s, mode_t mode, char **temp)
 			return fd;
 		}
 		if (errno != EEXIST)
-			die(EXIT_CANT_CREATE, "cannot create a temporary file "
+			die(EXIT_CANTCREAT, "cannot create a temporary file "
 			    "next to %s: %s", s->path, strerror(errno));
 	}
-	die(EXIT_CANT_CREATE, "cannot create a temporary file next to %s: "
+	die(EXIT_CANTCREAT, "cannot create a temporary file next to %s: "
 	    "too many collisions", s->path);
 }
 
@@ -776,7 +712,7 @@ static void store_replace(const struct store *s, const struct text *content)
 
 		if (unlink(temp) != 0 && errno != ENOENT)
 			warn("cannot remove %s: %s", temp, strerror(errno));
-		die(EXIT_CANT_CREATE, "cannot rename %s to %s: %s", temp,
+		die(EXIT_CANTCREAT, "cannot rename %s to %s: %s", temp,
 		    s->path, strerror(saved));
 	}
 	restore_signals(&old_mask);
@@ -796,11 +732,11 @@ static void sync_dir(const struct store *s)
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0)
-		die(EXIT_CANT_CREATE, "cannot open directory %s: %s", dir,
+		die(EXIT_CANTCREAT, "cannot open directory %s: %s", dir,
 		    strerror(errno));
 	/* EINVAL: this file system cannot sync directories; nothing to do. */
 	if (sync_fd(fd) != 0 && errno != EINVAL)
-		die(EXIT_CANT_CREATE, "cannot fsync directory %s: %s", dir,
+		die(EXIT_CANTCREAT, "cannot fsync directory %s: %s", dir,
 		    strerror(errno));
 	close_quietly(fd);
 }
@@ -823,7 +759,7 @@ static void store_update(struct store *s, struct update *u, size_t n)
 static void flush_stdout(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout))
-		die(EXIT_CANT_CREATE, "cannot write standard output: %s",
+		die(EXIT_CANTCREAT, "cannot write standard output: %s",
 		    strerror(errno));
 }
 
@@ -848,7 +784,7 @@ static int cmd_get(unsigned wait, char **args, int n)
 	} else if (n == 3) {
 		puts(args[2]);
 	} else {
-		status = EXIT_NOT_FOUND;
+		status = EXIT_NO_KEY;
 	}
 	flush_stdout();
 	store_free(&s);
@@ -974,11 +910,11 @@ static int cmd_append(unsigned wait, char **args, int n)
 		created = 1;
 	}
 	if (fd < 0)
-		die(EXIT_CANT_CREATE, "cannot open %s: %s", s.path,
+		die(EXIT_CANTCREAT, "cannot open %s: %s", s.path,
 		    strerror(errno));
 	while (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
 		if (errno != EINTR)
-			die(EXIT_CANT_CREATE, "cannot read %s: %s", s.path,
+			die(EXIT_CANTCREAT, "cannot read %s: %s", s.path,
 			    strerror(errno));
 
 	/* One buffer, one write(): concurrent readers never see half a line. */
@@ -991,10 +927,10 @@ static int cmd_append(unsigned wait, char **args, int n)
 	len += line.len;
 	record[len++] = '\n';
 	if (write_all(fd, record, len) != 0 || sync_fd(fd) != 0)
-		die(EXIT_CANT_CREATE, "cannot write %s: %s", s.path,
+		die(EXIT_CANTCREAT, "cannot write %s: %s", s.path,
 		    strerror(errno));
 	if (close(fd) != 0 && errno != EINTR)
-		die(EXIT_CANT_CREATE, "cannot close %s: %s", s.path,
+		die(EXIT_CANTCREAT, "cannot close %s: %s", s.path,
 		    strerror(errno));
 	store_unlock(&s);
 	if (created)
@@ -1114,15 +1050,10 @@ int main(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		help_option(argv[i]);
 		if (strcmp(argv[i], "--") == 0) {
 			i++;
 			break;
-		} else if (strcmp(argv[i], "--help") == 0) {
-			usage(0);
-		} else if (strcmp(argv[i], "--version") == 0) {
-			puts("forge-state " FORGE_VERSION);
-			flush_stdout();
-			return 0;
 		} else if (strncmp(argv[i], "-w", 2) == 0) {
 			wait = parse_wait(argv[i][2] ? argv[i] + 2 : argv[++i]);
 		} else {

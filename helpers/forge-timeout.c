@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char USAGE[] =
-	"usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n"
+#include "forge-util.h"
+
+const char forge_progname[] = "forge-timeout";
+const char forge_usage[] = "usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n";
+const char forge_help[] =
 	"Run COMMAND in its own process group. After SECS seconds send TERM to the\n"
 	"group, after GRACE more seconds KILL. SECS 0 means no time limit.\n"
 	"SECS and GRACE: 0, or a decimal from 0.001 to below 1000000000.\n"
@@ -31,16 +33,10 @@ static const char USAGE[] =
 	"killed it).\n"
 	"\n"
 	"  -k GRACE   seconds between TERM and KILL (default 5)\n"
-	"  --help     show this help\n"
+	"  -h, --help show this help\n"
 	"  --version  show the version\n";
 
-enum {
-	EXIT_USAGE = 64,
-	EXIT_INTERNAL = 70,
-	EXIT_TIMED_OUT = 124,
-	EXIT_CANNOT_RUN = 126,
-	EXIT_NOT_FOUND = 127
-};
+enum { EXIT_TIMED_OUT = 124 };
 
 #define NSEC_PER_SEC 1000000000LL
 #define NSEC_PER_MSEC 1000000LL
@@ -49,7 +45,6 @@ enum {
 /* How often to look for group members we get no SIGCHLD for. */
 #define GROUP_POLL_MS 50
 
-static const char progname[] = "forge-timeout";
 /* Write end of the self-pipe: the only thing a signal handler touches. */
 static int signal_pipe_wr = -1;
 
@@ -60,25 +55,6 @@ struct child_failure {
 	int at_exec;
 	int err;
 };
-
-static void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: error: ", progname);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
-
-static void usage(FILE *out, int status)
-{
-	if ((fputs(USAGE, out) == EOF || fflush(out) == EOF) && status == 0)
-		die(EXIT_INTERNAL, "cannot write the usage: %s", strerror(errno));
-	exit(status);
-}
 
 /* The child keeps running without a supervisor unless we take it down too. */
 static void give_up(pid_t group, const char *what)
@@ -272,7 +248,7 @@ static void run_child(char **argv, const sigset_t *caller_mask, int report_fd)
 	/* The parent reads this; if the write fails it still sees our exit. */
 	written = write(report_fd, &failure, sizeof failure);
 	(void)written;
-	_exit(failure.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	_exit(failure.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
 /*
@@ -321,7 +297,7 @@ static pid_t spawn(char **argv, const sigset_t *caller_mask)
 		if (got < sizeof failure || !failure.at_exec)
 			die(EXIT_INTERNAL, "cannot set up the child: %s",
 			    got < sizeof failure ? "short report" : strerror(failure.err));
-		die(failure.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN,
+		die(failure.err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC,
 		    "cannot run %s: %s", argv[0], strerror(failure.err));
 	}
 	return pid;
@@ -330,8 +306,7 @@ static pid_t spawn(char **argv, const sigset_t *caller_mask)
 static void signal_group(pid_t group, int sig)
 {
 	if (kill(-group, sig) == -1 && errno != ESRCH)
-		fprintf(stderr, "%s: warning: cannot signal process group %ld: %s\n",
-		        progname, (long)group, strerror(errno));
+		warn("cannot signal process group %ld: %s", (long)group, strerror(errno));
 }
 
 /* Zombies still count: they hold the group id, so it cannot be reused. */
@@ -440,49 +415,31 @@ static int supervise(pid_t child, int signal_pipe_rd, long long deadline,
 int main(int argc, char **argv)
 {
 	long long secs, grace = DEFAULT_GRACE, deadline, now;
-	int signal_pipe[2], opt;
+	int signal_pipe[2], argi;
 	sigset_t handled, caller_mask;
 	pid_t child;
 
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(stdout, 0);
-	if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-		printf("%s %s\n", progname, FORGE_VERSION);
-		if (fflush(stdout) == EOF)
-			die(EXIT_INTERNAL, "cannot write the version: %s", strerror(errno));
-		return 0;
-	}
-	/* '+': stop at SECS, so COMMAND's own options are never ours. */
-	while ((opt = getopt(argc, argv, "+:k:")) != -1) {
-		switch (opt) {
-		case 'k':
-			if (parse_duration(optarg, &grace) == -1) {
-				fprintf(stderr, "%s: error: invalid grace period '%s'\n",
-				        progname, optarg);
-				usage(stderr, EXIT_USAGE);
-			}
+	/* Options stop at SECS, so COMMAND's own options are never ours. */
+	for (argi = 1; argi < argc && argv[argi][0] == '-' && argv[argi][1]; argi++) {
+		const char *value;
+
+		help_option(argv[argi]);
+		if (strcmp(argv[argi], "--") == 0) {
+			argi++;
 			break;
-		case ':':
-			fprintf(stderr, "%s: error: option -%c needs a value\n",
-			        progname, optopt);
-			usage(stderr, EXIT_USAGE);
-			break;
-		default:
-			fprintf(stderr, "%s: error: unknown option -%c\n",
-			        progname, optopt);
-			usage(stderr, EXIT_USAGE);
 		}
+		if (strncmp(argv[argi], "-k", 2) != 0)
+			die(EXIT_USAGE, "unknown option %s", argv[argi]);
+		value = argv[argi][2] ? argv[argi] + 2 : argv[++argi];
+		if (!value)
+			die(EXIT_USAGE, "option -k needs a value");
+		if (parse_duration(value, &grace) == -1)
+			die(EXIT_USAGE, "invalid grace period '%s'", value);
 	}
-	if (argc - optind < 2) {
-		fprintf(stderr, "%s: error: %s\n", progname,
-		        optind < argc ? "missing COMMAND" : "missing SECS and COMMAND");
-		usage(stderr, EXIT_USAGE);
-	}
-	if (parse_duration(argv[optind], &secs) == -1) {
-		fprintf(stderr, "%s: error: invalid time limit '%s'\n",
-		        progname, argv[optind]);
-		usage(stderr, EXIT_USAGE);
-	}
+	if (argc - argi < 2)
+		die(EXIT_USAGE, "%s", argi < argc ? "missing COMMAND" : "missing SECS and COMMAND");
+	if (parse_duration(argv[argi], &secs) == -1)
+		die(EXIT_USAGE, "invalid time limit '%s'", argv[argi]);
 
 	make_pipe(signal_pipe, 1);
 	signal_pipe_wr = signal_pipe[1];
@@ -497,7 +454,7 @@ int main(int argc, char **argv)
 		die(EXIT_INTERNAL, "cannot read the clock: %s", strerror(errno));
 	deadline = secs == 0 ? NO_DEADLINE : add_saturating(now, secs);
 
-	child = spawn(argv + optind + 1, &caller_mask);
+	child = spawn(argv + argi + 1, &caller_mask);
 	if (sigprocmask(SIG_UNBLOCK, &handled, NULL) == -1)
 		give_up(child, "cannot unblock signals");
 	return supervise(child, signal_pipe[0], deadline, grace);

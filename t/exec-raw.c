@@ -21,35 +21,20 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static void die(const char *what)
-{
-	fprintf(stderr, "exec-raw: error: %s: %s\n", what, strerror(errno));
-	exit(70);
-}
+#include "../helpers/exec-proto.h"
+#include "../helpers/forge-util.h"
+
+const char forge_progname[] = "exec-raw";
+const char forge_usage[] = "usage: exec-raw SOCKET send COMMAND... | exec-raw SOCKET stall SECS [header]\n";
+const char forge_help[] = "";
 
 static void send_header(int sock, uint32_t argc, uint32_t length)
 {
-	uint32_t header[5] = { 0x31495346u, 0, argc, 0, length };
-	int fds[3] = { 0, 1, 2 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof fds)];
-	} control;
-	struct iovec iov = { header, sizeof header };
-	struct msghdr msg;
+	struct exec_header header = { EXEC_MAGIC, 0, argc, 0, length };
+	static const int fds[3] = { 0, 1, 2 };
 
-	memset(&msg, 0, sizeof msg);
-	memset(&control, 0, sizeof control);
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof control.buf;
-	CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
-	CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
-	CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), fds, sizeof fds);
-	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof header)
-		die("sendmsg");
+	if (exec_send_header(sock, &header, fds) != (ssize_t)sizeof header)
+		die(EXIT_INTERNAL, "sendmsg: %s", strerror(errno));
 }
 
 int main(int argc, char **argv)
@@ -60,16 +45,14 @@ int main(int argc, char **argv)
 	uint32_t frame[2];
 	int sock;
 
-	if (argc < 4 || strlen(argv[1]) >= sizeof addr.sun_path) {
-		fputs("usage: exec-raw SOCKET send COMMAND... | exec-raw SOCKET stall SECS [header]\n", stderr);
-		return 64;
-	}
+	if (argc < 4 || strlen(argv[1]) >= sizeof addr.sun_path)
+		die(EXIT_USAGE, "SOCKET and a command expected");
 	memset(&addr, 0, sizeof addr);
 	addr.sun_family = AF_UNIX;
 	strcpy(addr.sun_path, argv[1]);
 	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (sock < 0 || connect(sock, (struct sockaddr *)&addr, sizeof addr) != 0)
-		die("connect");
+		die(EXIT_INTERNAL, "connect: %s", strerror(errno));
 	if (strcmp(argv[2], "stall") == 0) {
 		if (argc > 4)
 			send_header(sock, 1, 64);
@@ -77,13 +60,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!getcwd(cwd, sizeof cwd))
-		die("getcwd");
+		die(EXIT_INTERNAL, "getcwd: %s", strerror(errno));
 	length = strlen(cwd) + 1;
 	for (int i = 3; i < argc; i++)
 		length += strlen(argv[i]) + 1;
 	payload = malloc(length);
 	if (!payload)
-		die("malloc");
+		die(EXIT_INTERNAL, "malloc: %s", strerror(errno));
 	{
 		char *p = stpcpy(payload, cwd) + 1;
 
@@ -93,7 +76,7 @@ int main(int argc, char **argv)
 	send_header(sock, (uint32_t)(argc - 3), (uint32_t)length);
 	if (send(sock, payload, length, MSG_NOSIGNAL) != (ssize_t)length) {
 		if (errno != EPIPE && errno != ECONNRESET)
-			die("send");
+			die(EXIT_INTERNAL, "send: %s", strerror(errno));
 		puts("refused");
 		return 0;
 	}
@@ -108,7 +91,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (n < 0)
-			die("read");
+			die(EXIT_INTERNAL, "read: %s", strerror(errno));
 		got += (size_t)n;
 	}
 	printf("status %u\n", (unsigned)frame[1]);

@@ -636,7 +636,7 @@ no_temp_files() {
 @test "--help prints usage on stdout; --version prints the version" {
 	run --separate-stderr forge-state --help
 	assert_success
-	[[ $output == "Usage: forge-state [-w SECS] get FILE KEY [DEFAULT]"* ]]
+	[[ $output == "usage: forge-state [-w SECS] get FILE KEY [DEFAULT]"* ]]
 	[[ $output == *"append FILE LINE"* ]]
 	[[ $output == *"-w SECS"* ]]
 	[ -z "$stderr" ]
@@ -653,7 +653,7 @@ no_temp_files() {
 		run --separate-stderr forge-state "${words[@]}"
 		[ "$status" -eq 64 ] || fail "'forge-state $args' gave $status"
 		[ -z "$output" ]
-		[[ $stderr == "forge-state: error: "*$'\n'"Usage: forge-state "* ]] || fail "stderr: $stderr"
+		[[ $stderr == "forge-state: error: "*$'\n'"usage: forge-state "* ]] || fail "stderr: $stderr"
 	done
 	[ -z "$(ls -A "$D")" ]
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The libFuzzer harnesses (make fuzz): forge-netrule's validation,
-# forge-state's file handling and forge-egress's request parser, each for
+# forge-state's file handling, forge-egress's request parser (http-head.c)
+# and its public-address test (public-addr.c), each for
 # FUZZ_SECONDS (default 10; CI sets more), from the seed corpus. A crash or a
 # broken invariant fails the test.
 load test_helper
@@ -44,6 +45,10 @@ fuzz() {
 	fuzz state
 }
 
-@test "fuzzing forge-egress's request parser finds no crash and no broken invariant" {
-	fuzz egress
+@test "fuzzing forge-egress's request parser (http-head.c) finds no crash and no broken invariant" {
+	fuzz http-head
+}
+
+@test "fuzzing forge-egress's public-address test (public-addr.c) finds no crash and no broken invariant" {
+	fuzz public-addr
 }

@@ -34,6 +34,10 @@ clean_srcdir() {
 	[ -f "$prefix/share/forge/lib-sh/forge-verify.sh" ]
 	[ -f "$prefix/share/man/man1/forge-verify.1" ]
 	[ -f "$prefix/share/man/man7/forge.7" ]
+	# The pages are indexed: apropos (man -k) finds them.
+	run env MANPATH="$prefix/share/man" man -k forge-verify
+	assert_success
+	assert_output --partial 'forge-verify (1)'
 	# The build tree is gone: only the installed files can be found.
 	rm -rf "$build"
 	make_repo "$SCRATCH/repo" && cd "$SCRATCH/repo"

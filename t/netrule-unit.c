@@ -5,21 +5,7 @@
 #define FORGE_NETRULE_NO_MAIN
 #include "../helpers/forge-netrule.c"
 
-static int test_count, test_failed;
-
-static void ok(int pass, const char *fmt, ...)
-{
-	va_list ap;
-
-	test_count++;
-	if (!pass)
-		test_failed++;
-	printf("%sok %d - ", pass ? "" : "not ", test_count);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "tap.h"
 
 /* ------------------------------------------------------------------------ */
 /* One entry: accept/reject per rule, with the reason                        */
@@ -365,6 +351,5 @@ int main(void)
 	test_list();
 	test_many();
 	test_match();
-	printf("1..%d\n", test_count);
-	return test_failed ? 1 : 0;
+	return tap_done();
 }

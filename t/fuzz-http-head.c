@@ -1,6 +1,6 @@
 /*
- * libFuzzer harness for forge-egress's request parser (build: make
- * fuzz-egress). The input is a request head as a client would send it.
+ * libFuzzer harness for forge-egress's request parser, helpers/http-head.c
+ * (build: make fuzz-http-head). The input is a request head as a client would send it.
  * Aborts when an invariant of SPEC 4.5 breaks:
  *   - a parsed request names a host that is lower case, without a trailing
  *     dot, valid as a host name (or flagged as an IP literal), with a port
@@ -11,13 +11,20 @@
  *     ends with CRLF CRLF.
  * Crashes and sanitizer findings end the run by themselves.
  */
-#define FORGE_EGRESS_NO_MAIN
-#include "../helpers/forge-egress.c"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../helpers/http-head.h"
+#include "../helpers/netrule.h"
+
+#define HEAD_MAX 16384  /* forge-egress's bound */
 
 static void require(int cond, const char *what)
 {
 	if (!cond) {
-		fprintf(stderr, "fuzz-egress: invariant violated: %s\n", what);
+		fprintf(stderr, "fuzz-http-head: invariant violated: %s\n", what);
 		abort();
 	}
 }
@@ -55,13 +62,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char buf[EGRESS_HEAD_MAX + 1], out[EGRESS_HEAD_MAX + 512];
+	static char buf[HEAD_MAX + 1], out[HEAD_MAX + EGRESS_REWRITE_EXTRA];
 	struct egress_request req;
 	const char *why = NULL, *host;
 	size_t i, labels;
 	char reason[NETRULE_REASON_MAX];
 
-	if (size > EGRESS_HEAD_MAX)
+	if (size > HEAD_MAX)
 		return 0;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
