@@ -34,6 +34,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -810,8 +811,10 @@ static void egress_live_read(struct egress_live *out)
 	}
 	for (;;) {
 		s1 = __atomic_load_n(&egress_shm->seq, __ATOMIC_SEQ_CST);
-		if (s1 & 1)
+		if (s1 & 1) {
+			sched_yield();  /* the control process is writing: let it finish */
 			continue;
+		}
 		memcpy(out, &egress_shm->live, sizeof *out);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		s2 = __atomic_load_n(&egress_shm->seq, __ATOMIC_SEQ_CST);

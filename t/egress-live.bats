@@ -368,6 +368,11 @@ s.connect(sys.argv[1])' "$STATE/egress.ctl"
 	assert_failure
 	run in_sandbox ls -A /run/forge/net
 	assert_output egress.sock
+	# Nor the log, or the record of the grants.
+	run in_sandbox test -e "$STATE/egress.log"
+	assert_failure
+	run in_sandbox test -e "$STATE/egress-grants.jsonl"
+	assert_failure
 	# The control protocol sent where the sandbox can send: a bad request.
 	run raw 'allow 0 www.public.test\r\n\r\n'
 	assert_output --partial '400 Bad Request'
