@@ -772,6 +772,7 @@ struct egress_grant {
 
 struct egress_live {
 	unsigned long generation;  /* bumped at every change; 0 never used */
+	int broken;                /* a reader's copy only: no consistent copy could be made */
 	size_t count;              /* oldest first: the newest match decides */
 	struct egress_grant grant[EGRESS_LIVE_MAX];
 };
@@ -802,14 +803,15 @@ static unsigned long egress_live_generation(void)
 /* A consistent copy of the live rules into OUT. */
 static void egress_live_read(struct egress_live *out)
 {
-	unsigned long s1, s2;
+	unsigned long s1, s2, tries;
 
+	out->broken = 0;
 	if (!egress_shm) {
 		out->generation = 0;
 		out->count = 0;
 		return;
 	}
-	for (;;) {
+	for (tries = 0; tries < 1000000; tries++) {
 		s1 = __atomic_load_n(&egress_shm->seq, __ATOMIC_SEQ_CST);
 		if (s1 & 1) {
 			sched_yield();  /* the control process is writing: let it finish */
@@ -818,11 +820,16 @@ static void egress_live_read(struct egress_live *out)
 		memcpy(out, &egress_shm->live, sizeof *out);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		s2 = __atomic_load_n(&egress_shm->seq, __ATOMIC_SEQ_CST);
-		if (s1 == s2)
-			break;
+		if (s1 == s2) {
+			out->broken = 0;
+			if (out->count > EGRESS_LIVE_MAX)
+				out->count = EGRESS_LIVE_MAX;
+			return;
+		}
 	}
-	if (out->count > EGRESS_LIVE_MAX)
-		out->count = EGRESS_LIVE_MAX;
+	/* The writer died mid-change: no list is trusted, every host refused. */
+	out->count = 0;
+	out->broken = 1;
 }
 
 /* Publishes NEXT (the control process only). */
@@ -883,6 +890,10 @@ static int egress_decide(const struct egress_rules *rules, const struct egress_l
 	size_t i;
 
 	fix[0] = '\0';
+	if (live->broken) {
+		snprintf(rule, EGRESS_REASON_MAX, "the live rules cannot be read (their writer died mid-change): forge-sandbox up --restart");
+		return 0;
+	}
 	for (i = live->count; i-- > 0;) {
 		const struct egress_grant *g = &live->grant[i];
 
