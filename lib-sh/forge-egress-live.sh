@@ -121,8 +121,10 @@ forge_live_change() {
 	forge_lc_rc=0
 	"$forge_helper" --send "$forge_live_state" "$forge_lc_verb" "$forge_live_seconds" "$@" || forge_lc_rc=$?
 	[ "$forge_lc_rc" -eq 0 ] || exit "$forge_lc_rc"
-	if [ "$forge_lc_verb" = allow ]; then
-		forge_say "$forge_live_name: allowed $*${forge_lc_for:+ for $forge_lc_for} (until the sandbox is recreated or removed)"
+	if [ "$forge_lc_verb" = allow ] && [ -n "$forge_lc_timed" ]; then
+		forge_say "$forge_live_name: allowed $* for $forge_lc_for"
+	elif [ "$forge_lc_verb" = allow ]; then
+		forge_say "$forge_live_name: allowed $* (until the sandbox is recreated or removed)"
 	else
 		forge_say "$forge_live_name: denied $* (open connections to it closed)"
 	fi
