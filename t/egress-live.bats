@@ -416,3 +416,21 @@ s.connect(sys.argv[1])' "$STATE/egress.ctl"
 	run code http://www.public.test/
 	assert_output 403
 }
+
+@test "with secrets (mitmdump in front): the refusal's reasons reach the client, and allow/deny change what forge-egress decides behind it" {
+	net_config '{"allow": ["api.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	TOKEN_X=s3cr3t-value up_in_s 2>/dev/null
+	run in_sandbox curl -sS --max-time 20 -i http://www.public.test/plain
+	assert_line --partial 'HTTP/1.1 403 Forbidden'
+	assert_line --partial 'X-Forge-Egress: decision=deny; host=www.public.test; port=80; address=-; rule="not in the allow-list"'
+	assert_line 'forge-egress: refused www.public.test port 80: not in the allow-list; to allow it: forge-sandbox allow www.public.test'
+	forge-sandbox allow "$REPO" www.public.test 2>/dev/null
+	run in_sandbox curl -sS --max-time 20 http://www.public.test/plain
+	assert_output '198.51.100.10 host=www.public.test path=/plain auth=-'
+	forge-sandbox deny "$REPO" www.public.test 2>/dev/null
+	# A CONNECT: mitmdump passes forge-egress's refusal on as its answer.
+	run --separate-stderr in_sandbox curl -sS --max-time 20 -o /dev/null -w '%{http_connect}' https://www.public.test/
+	assert_output 403
+	run grep -c 's3cr3t-value' "$STATE/egress.log"
+	assert_output 0
+}
