@@ -82,10 +82,10 @@ def _answer(status, body, reason=None):
 
 
 def _clean(value):
-    """VALUE (bytes) as printable ASCII: any other byte, '"' and '\\' become
-    '?', so nothing of it can end a header line (forge-egress cleans its
-    values the same way)."""
-    return "".join(chr(c) if 0x20 <= c <= 0x7e and c not in b'"\\' else "?" for c in value[:REASON_MAX])
+    """VALUE (bytes) as printable ASCII, any other byte as '?': nothing of it
+    can end a header line or drive a terminal (forge-egress's own values
+    are clean already; its quotes stay)."""
+    return "".join(chr(c) if 0x20 <= c <= 0x7e else "?" for c in value[:REASON_MAX])
 
 
 class ForgeSecrets:
