@@ -1643,10 +1643,11 @@ static int open_log(const char *dir)
 
 /*
  * --control DIR: the shared live rules, and the control process serving
- * DIR/egress.ctl (owner-only), forked before any connection is. Returns
+ * DIR/egress.ctl (owner-only), forked before any connection is. KIDS:
+ * the listener's table, which the control process does not need. Returns
  * its PID.
  */
-static pid_t control_start(const char *dir)
+static pid_t control_start(const char *dir, pid_t *kids)
 {
 	char path[4096];
 	pid_t pid, parent = getpid();
@@ -1681,6 +1682,7 @@ static pid_t control_start(const char *dir)
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		free(kids);
 		if (getppid() != parent)
 			_exit(0);
 		egress_control(cfd, dirfd);
@@ -1799,7 +1801,7 @@ int main(int argc, char **argv)
 	if (sigaction(SIGCHLD, &sa, NULL) != 0)
 		die(EXIT_INTERNAL, "sigaction: %s", strerror(errno));
 	if (controldir)
-		control = control_start(controldir);
+		control = control_start(controldir, kids);
 	lfd = listen_on(sock_path);
 
 	while (!stop_signal) {
