@@ -701,6 +701,7 @@ forge_bwrap_up() {
 			forge_say "adopting $2 (running)"
 			forge_sandbox_register "$2" "$1" bwrap
 			forge_sandbox_drift_check "$1" "$2"
+			forge_live_drift "$2"
 			return 0
 			;;
 		*) forge_bwrap_stop "$2" ;;

@@ -9,8 +9,9 @@
 #   forge_net_proxy_start STATEDIR RULESFILE
 #       Starts forge-egress in the background, serving STATEDIR/egress.sock
 #       (owner-only) with the entries of RULESFILE (one per line, as
-#       forge-netrule reads them; an empty file denies everything), one line
-#       per decision in STATEDIR/egress.log, its PID in STATEDIR/egress.pid.
+#       forge-netrule reads them; an empty file denies everything), one JSON
+#       line per decision in STATEDIR/egress.log, live grants on the
+#       host-side STATEDIR/egress.ctl, its PID in STATEDIR/egress.pid.
 #       Returns once the socket is there; 69 (with forge-egress's message)
 #       when it could not start.
 #   forge_net_proxy_stop STATEDIR
@@ -92,7 +93,8 @@ forge_net_egress_start() {
 	forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
 	# A socket left by a killed run would look ready at once.
 	if [ -S "$forge_np_dir/$forge_np_name.sock" ]; then rm -f -- "$forge_np_dir/$forge_np_name.sock"; fi
-	"$forge_helper" --log "$forge_np_dir" -- "$forge_np_dir/$forge_np_name.sock" "$forge_np_rules" \
+	# --control: live grants (forge-egress-live.sh) on STATEDIR/egress.ctl.
+	"$forge_helper" --log "$forge_np_dir" --control "$forge_np_dir" -- "$forge_np_dir/$forge_np_name.sock" "$forge_np_rules" \
 		</dev/null >/dev/null 2>"$forge_np_dir/$forge_np_name.err" &
 	printf '%s\n' "$!" >"$forge_np_dir/$forge_np_name.pid"
 	forge_np_pid=$! forge_np_n=0

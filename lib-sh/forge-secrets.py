@@ -23,8 +23,8 @@ In upstream mode mitmproxy answers a CONNECT with 200 before it asks its
 upstream (connection_strategy=eager applies to regular mode only), so a
 tunnel forge-egress refuses would open and then fail with a 502 inside it.
 Before that answer, the addon sends forge-egress the same CONNECT itself:
-a refusal (403 and its one-line reason, or any other status but 2xx) is
-passed on as the answer; on 2xx it closes that tunnel and mitmproxy opens
+a refusal (403 and its one-line reason and X-Forge-Egress header, or any
+other status but 2xx) is passed on as the answer; on 2xx it closes that tunnel and mitmproxy opens
 its own (forge-egress decides that one again, so nothing passes on the
 strength of the first check).
 
@@ -43,6 +43,7 @@ PORT = 443
 FRAMING = (b"content-length", b"transfer-encoding", b"content-encoding")
 CHECK_TIMEOUT = 120  # seconds for forge-egress to answer a CONNECT
 REASON_MAX = 4096  # bytes of its answer's body passed on
+EGRESS_HEADER = "X-Forge-Egress"  # forge-egress's reason, passed on with a refusal
 
 
 def _name(host):
@@ -71,9 +72,20 @@ def _matches(entry, name):
     return name == entry
 
 
-def _answer(status, body):
-    """A plain-text response STATUS with BODY, the connection closed after."""
-    return http.Response.make(status, body, {"Content-Type": "text/plain", "Connection": "close"})
+def _answer(status, body, reason=None):
+    """A plain-text response STATUS with BODY, the connection closed after;
+    REASON, forge-egress's X-Forge-Egress value, passed on when given."""
+    headers = {"Content-Type": "text/plain", "Connection": "close"}
+    if reason:
+        headers[EGRESS_HEADER] = reason
+    return http.Response.make(status, body, headers)
+
+
+def _clean(value):
+    """VALUE (bytes) as printable ASCII, any other byte as '?': nothing of it
+    can end a header line or drive a terminal (forge-egress's own values
+    are clean already; its quotes stay)."""
+    return "".join(chr(c) if 0x20 <= c <= 0x7e else "?" for c in value[:REASON_MAX])
 
 
 class ForgeSecrets:
@@ -130,13 +142,15 @@ class ForgeSecrets:
             status = int(lines[0].split(b" ", 2)[1])
             if 200 <= status < 300:
                 return
-            length = 0
+            length, reason = 0, None
             for line in lines[1:]:
                 name, _, value = line.partition(b":")
                 if name.strip().lower() == b"content-length":
                     length = min(int(value.strip()), REASON_MAX)
+                elif name.strip().lower() == EGRESS_HEADER.lower().encode():
+                    reason = _clean(value.strip())
             body = await asyncio.wait_for(reader.readexactly(length), CHECK_TIMEOUT) if length else b""
-            flow.response = _answer(status, body)
+            flow.response = _answer(status, body, reason)
         except (OSError, ValueError, IndexError, EOFError, asyncio.TimeoutError, asyncio.LimitOverrunError):
             flow.response = _answer(502, b"forge-secrets: the allow-list proxy gave no answer to the CONNECT\n")
         finally:

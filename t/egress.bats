@@ -118,6 +118,15 @@ proxy() {
 # sb CMD...: runs CMD in the sandbox netns (with S's files).
 sb() { nsenter --target "$SB" --net --mount -- "$@"; }
 
+# wait_log N: waits (bounded) until egress.log has N lines: an allowed
+# connection's line is written when the connection ends.
+wait_log() {
+	for _ in $(seq 1 100); do
+		[ "$(grep -c . "$ST/egress.log" 2>/dev/null)" -lt "$1" ] || return 0
+		sleep 0.05
+	done
+}
+
 # get URL: curl through the relay, printing the status code then the body.
 get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n' "$@"; }
 
@@ -127,8 +136,12 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 	assert_success
 	assert_line --index 0 '198.51.100.10 host=api.public.test path=/hello auth=-'
 	assert_line --index 1 200
-	run cat "$ST/egress.log"
-	assert_output --regexp '^[0-9T:-]+Z allow HTTP api\.public\.test:80 198\.51\.100\.10$'
+	# The allowed connection's line is written when it ends.
+	wait_log 1
+	run jq -c 'del(.ts, .bytes)' "$ST/egress.log"
+	assert_output '{"method":"GET","host":"api.public.test","port":80,"address":"198.51.100.10","decision":"allow","rule":"the allow-list entry api.public.test"}'
+	run jq '.bytes > 0' "$ST/egress.log"
+	assert_output true
 	run stat -c %a "$ST/egress.sock"
 	assert_output 600
 }
@@ -136,12 +149,12 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 @test "a name not in the allow-list gets 403 with a one-line reason" {
 	proxy api.public.test
 	run get http://www.public.test/
-	assert_line --index 0 'forge-egress: www.public.test is not in the allow-list'
+	assert_line --index 0 'forge-egress: refused www.public.test port 80: not in the allow-list; to allow it: forge-sandbox allow www.public.test'
 	assert_line --index 1 403
 	run grep -c 'www.public.test' "$NET/public.log"
 	assert_output 0
-	run grep 'deny HTTP www.public.test:80 - www.public.test is not in the allow-list' "$ST/egress.log"
-	assert_success
+	run jq -c 'del(.ts)' "$ST/egress.log"
+	assert_output '{"method":"GET","host":"www.public.test","port":80,"address":null,"decision":"deny","rule":"not in the allow-list","bytes":0}'
 }
 
 @test "CONNECT tunnels are checked the same way, then opaque" {
@@ -207,14 +220,14 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 @test "an allowed name that resolves to loopback, RFC 1918, CGNAT or this host is refused" {
 	proxy '*.public.test'
 	run get http://loop.public.test:8080/
-	assert_line --index 0 'forge-egress: loop.public.test resolves to 127.0.0.1, which is not public (loopback)'
+	assert_line --index 0 'forge-egress: refused loop.public.test port 8080 (127.0.0.1): resolves to 127.0.0.1, which is not public (loopback)'
 	assert_line --index 1 403
 	run get http://lan.public.test/
-	assert_line --index 0 'forge-egress: lan.public.test resolves to 10.9.0.10, which is not public (private (RFC 1918))'
+	assert_line --index 0 'forge-egress: refused lan.public.test port 80 (10.9.0.10): resolves to 10.9.0.10, which is not public (private (RFC 1918))'
 	run get http://cgnat.public.test/
 	assert_line --index 1 403
 	run get http://self.public.test/
-	assert_line --index 0 'forge-egress: self.public.test resolves to 198.51.100.1, which is not public (an address of this host)'
+	assert_line --index 0 'forge-egress: refused self.public.test port 80 (198.51.100.1): resolves to 198.51.100.1, which is not public (an address of this host)'
 	run cat "$NET/loopback.log" "$NET/lan.log"
 	assert_output ''
 }
@@ -222,11 +235,11 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 @test "an allowed name that resolves to a site-local, 6to4, Teredo or benchmarking address is refused" {
 	proxy '*.public.test'
 	run get http://sitelocal.public.test/
-	assert_line --index 0 'forge-egress: sitelocal.public.test resolves to fec0::10, which is not public (site-local (fec0::/10))'
+	assert_line --index 0 'forge-egress: refused sitelocal.public.test port 80 (fec0::10): resolves to fec0::10, which is not public (site-local (fec0::/10))'
 	assert_line --index 1 403
 	# 6to4 and Teredo embed IPv4 addresses (here a "public" one): refused whole.
 	run get http://sixtofour.public.test/
-	assert_line --index 0 'forge-egress: sixtofour.public.test resolves to 2002:c633:640a::1, which is not public (6to4 (2002::/16, embeds any IPv4 address))'
+	assert_line --index 0 'forge-egress: refused sixtofour.public.test port 80 (2002:c633:640a::1): resolves to 2002:c633:640a::1, which is not public (6to4 (2002::/16, embeds any IPv4 address))'
 	run get http://teredo.public.test/
 	assert_line --index 1 403
 	run get http://bench.public.test/
@@ -250,7 +263,7 @@ get() { sb curl -sS --max-time 20 -x http://127.0.0.1:3128 -w '\n%{http_code}\n'
 	assert_output 2
 	run cat "$NET/loopback.log"
 	assert_output ''
-	run grep -c 'deny HTTP rebind.public.test:8080 127.0.0.1 ' "$ST/egress.log"
+	run grep -c '"host":"rebind.public.test","port":8080,"address":"127.0.0.1","decision":"deny"' "$ST/egress.log"
 	assert_output 2
 }
 
@@ -491,7 +504,7 @@ served() { grep -F " path=$1 " "$NET/public-tls.log"; }
 	assert_failure
 	run sb curl -sS --max-time 30 -x "$PROXY" http://lan.public.test/
 	assert_output --partial 'not public'
-	run grep -c 'deny CONNECT evil.test:443' "$ST/egress.log"
+	run grep -c '"method":"CONNECT","host":"evil.test","port":443,"address":null,"decision":"deny"' "$ST/egress.log"
 	assert_output 1
 	run cat "$NET/lan.log"
 	assert_output ''
@@ -605,7 +618,9 @@ connect_raw() {
 	secrets 'TOKEN_X@api.public.test' api.public.test lan.public.test
 	run connect_raw evil.test:443
 	assert_line --index 0 'HTTP/1.1 403 Forbidden'
-	assert_line 'forge-egress: evil.test is not in the allow-list'
+	assert_line 'forge-egress: refused evil.test port 443: not in the allow-list; to allow it: forge-sandbox allow evil.test'
+	# The reason's header is passed on too.
+	assert_line 'X-Forge-Egress: decision=deny; host=evil.test; port=443; address=-; rule="not in the allow-list"; allow="forge-sandbox allow evil.test"'
 	refute_line --partial ' 200 '
 	# An address refusal too.
 	run connect_raw lan.public.test:443
@@ -615,7 +630,7 @@ connect_raw() {
 	run sb curl -sS --max-time 30 -x "$PROXY" --cacert "$NET/ca.pem" -o /dev/null -w '%{http_connect}' https://evil.test/
 	assert_output --partial 403
 	# Each refused once: mitmdump sent no CONNECT of its own after.
-	run grep -c 'deny CONNECT evil.test:443' "$ST/egress.log"
+	run grep -c '"method":"CONNECT","host":"evil.test","port":443,"address":null,"decision":"deny"' "$ST/egress.log"
 	assert_output 2
 }
 

@@ -135,8 +135,8 @@ net_pids() { cat -- "$@" 2>/dev/null || :; }
 	assert_failure
 	run cat "$NET/public.log"
 	assert_output '198.51.100.10 host=api.public.test path=/allowed auth=-'
-	grep -q 'allow HTTP api.public.test:80' "$STATE/egress.log"
-	grep -q 'deny HTTP www.public.test:80' "$STATE/egress.log"
+	grep -q '"method":"GET","host":"api.public.test","port":80,"address":"198.51.100.10","decision":"allow"' "$STATE/egress.log"
+	grep -q '"method":"GET","host":"www.public.test","port":80,"address":null,"decision":"deny"' "$STATE/egress.log"
 }
 
 @test "allow-list: the host's loopback is unreachable, by an allowed name or directly" {
