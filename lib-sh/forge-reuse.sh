@@ -373,7 +373,7 @@ forge_reuse_store() {
 	*) forge_rs_zero=0000000000000000000000000000000000000000000000000000000000000000 ;;
 	esac
 	forge_rs_try=0
-	while [ "$forge_rs_try" -lt 20 ]; do
+	while [ "$forge_rs_try" -lt 10 ]; do
 		forge_rs_try=$((forge_rs_try + 1))
 		if forge_reuse_store_once "$1"; then return 0; fi
 		sleep 0.1 2>/dev/null || sleep 1
@@ -415,6 +415,6 @@ $forge_rs_others"
 	) 2>/dev/null || forge_rs_commit=
 	rm -f -- "$forge_rs_index"
 	[ -n "$forge_rs_commit" ] || return 1
-	forge_git -C "$1" -c core.filesRefLockTimeout=500 update-ref -m "forge-verify: run $forge_run_id" \
+	forge_git -C "$1" -c core.filesRefLockTimeout=200 update-ref -m "forge-verify: run $forge_run_id" \
 		"$forge_rs_ref" "$forge_rs_commit" "$forge_rs_old" 2>/dev/null
 }
