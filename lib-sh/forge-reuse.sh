@@ -83,101 +83,143 @@ forge_reuse_program() {
 }
 
 # forge_reuse_key ROOT ISOLATED SANDBOX [-- COMMAND [ARG...]]: sets
-# forge_reuse_key (64 hex digits), forge_reuse_tree, forge_reuse_material
-# (the key's JSON, less the fingerprints), forge_reuse_prints (one
-# fingerprint a line: word, path, size, mtime, inode) and forge_reuse_trust
-# (the trusted notes refs, one a line) for a run of COMMAND, else of the
-# configured or detected steps, in ROOT, with ISOLATED 1 or 0 and SANDBOX
-# true or not. Needs forge_config_load and forge_default_timeout. Exits 65
-# for a trust entry that is not a ref name.
+# forge_reuse_key (64 hex digits), forge_reuse_tree, forge_reuse_text (what
+# the key is the SHA-256 of) and forge_reuse_trust (the trusted notes refs,
+# one a line) for a run of COMMAND, else of the configured or detected
+# steps, in ROOT, with ISOLATED 1 or 0 and SANDBOX true or not. Needs
+# forge_config_load and forge_default_timeout. Exits 65 for a trust entry
+# that is not a ref name or an env entry that is not a variable name.
+# With ISOLATED the configured verify.isolated setup, keep and setupKey are
+# part of the key; what detection would put in their place follows from the
+# tree and forge's version, which are in it already. A -- COMMAND without
+# configuration files or --sandbox needs no jq: the text is the same as jq
+# would make it.
 forge_reuse_key() {
 	forge_rk_root=$1 forge_rk_isolated=$2 forge_rk_sandbox=$3
 	shift 3
 	[ "$#" -eq 0 ] || shift
 	forge_reuse_tree "$forge_rk_root"
-	forge_rk_setup=null forge_rk_keep='' forge_rk_setupkey=''
 	[ "$#" -gt 0 ] || forge_steps_select "$forge_rk_root"
-	if [ "$forge_rk_isolated" = 1 ]; then
-		forge_isolated_plan "$forge_rk_root"
-		forge_rk_setup=$forge_isolated_setup forge_rk_keep=$forge_isolated_keep
-		forge_rk_setupkey=$forge_isolated_key
+	forge_reuse_trust='' forge_rk_isojson='{"setup":null,"keep":null,"setupKey":null}'
+	forge_rk_sbjson=- forge_rk_names=PATH forge_rk_words=
+	if [ "$#" -eq 0 ] || [ "${forge_config_files:-1}" != 0 ] || [ "$forge_rk_sandbox" = true ]; then
+		forge_reuse_key_config "$@"
+	else
+		case $1 in *'
+'*) ;; *) forge_rk_words=$1 ;; esac
 	fi
-	# The argv goes in on standard input, NUL-separated: any of it may start
-	# with "-". Lines out: the material, "T<ref>" per trusted ref (or
-	# "E<message>"), "W<word>" per program a step starts.
-	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_rk_out=$({ [ "$#" -eq 0 ] || printf '%s\0' "$@"; printf .; } | jq -R -s -r \
-		--argjson config "$forge_config" --argjson steps "${forge_steps:-null}" --argjson argc "$#" \
-		--arg tree "$forge_reuse_tree" --arg version "$(forge_version)" \
-		--argjson timeout "$forge_default_timeout" --arg isolated "$forge_rk_isolated" \
-		--arg sandbox "$forge_rk_sandbox" --argjson setup "$forge_rk_setup" \
-		--arg keep "$forge_rk_keep" --arg setupkey "$forge_rk_setupkey" '
-		def firstword: sub("^[[:space:]]+"; "")
-		  | sub("^([A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*[[:space:]]+)+"; "")
-		  | ([capture("^(?<w>[^[:space:];&|()<>`\"'"'"'$\\\\]+)").w] | first // "");
-		split("\u0000")[:$argc] as $argv
-		| ($config.verify.reuse // false | if type == "object" then . else {enabled: .} end) as $r
-		| (if $argc > 0 then [{name: "command", argv: $argv, timeout: $timeout}]
-		   else [$steps | to_entries[] | {name: (.value.name // "step\(.key + 1)" | tostring),
-		          run: .value.run, timeout: (.value.timeout // $timeout)}] end) as $st
-		| {forge: $version, tree: $tree, steps: $st,
-		   isolated: (if $isolated == "1" then {setup: $setup, keep: $keep, setupKey: $setupkey} else false end),
-		   sandbox: (if $sandbox == "true" then $config.sandbox
-		               | {backend, image, bwrap, network, mounts, mountProjectReadonly, resources}
-		             else null end),
-		   env: [($r.env // ["PATH"])[] | {name: ., value: $ENV[.]}]} as $m
-		| ($m | tojson),
-		  (($r.trust // [])[]
-		    | if test("^refs/[A-Za-z0-9._/-]+$") and (test("\\.\\.|//|/$|\\.lock$") | not)
-		        and . != "refs/notes/forge-verify"
-		      then "T\(.)" else "E\(tojson | .[:80])" end),
-		  ((if $argc > 0 then [$argv[0]] else ["sh", ($st[].run | firstword)] end)
-		    | unique[] | select(. != "" and (test("\n") | not)) | "W\(.)")') ||
-		forge_die 70 "jq failed while computing the reuse key"
-	forge_reuse_material=${forge_rk_out%%"
-"*}
-	forge_reuse_trust='' forge_reuse_prints=''
-	set --
-	forge_list=${forge_rk_out#"$forge_reuse_material"}
-	forge_list=${forge_list#"
-"}
+	forge_rk_prints='' forge_rk_nl='
+' forge_rk_n=$#
+	# The programs go after the argv (and a separator) in "$@".
+	set -- "$@" --
+	forge_list=$forge_rk_words
 	while forge_list_next; do
-		case $forge_item in
-		T*) forge_reuse_trust=$forge_reuse_trust${forge_item#T}'
-' ;;
-		E*) forge_die 65 "configuration: key verify.reuse.trust: ${forge_item#E} is not the full name of a notes ref (refs/...) other than refs/notes/forge-verify" ;;
-		W*)
-			forge_reuse_program "${forge_item#W}" "$forge_rk_root"
-			if [ -n "$forge_reuse_prog" ] && [ -e "$forge_reuse_prog" ]; then
-				set -- "$@" "$forge_reuse_prog"
-			else
-				forge_reuse_prints="${forge_reuse_prints}missing ${forge_item#W}
-"
-			fi ;;
-		esac
+		forge_reuse_program "$forge_item" "$forge_rk_root"
+		if [ -n "$forge_reuse_prog" ] && [ -e "$forge_reuse_prog" ]; then
+			set -- "$@" "$forge_reuse_prog"
+		else
+			forge_rk_prints="${forge_rk_prints}missing $forge_item$forge_rk_nl"
+		fi
 	done
-	# One stat for every program: path, size, mtime, inode.
-	if [ "$#" -gt 0 ]; then
-		forge_reuse_prints=$forge_reuse_prints$(stat -L -c '%n %s %Y %i' -- "$@" 2>/dev/null)
-	fi
-	forge_reuse_key=$(printf 'forge-verify-key 1\n%s\n%s\n' "$forge_reuse_material" "$forge_reuse_prints" |
-		sha256sum) || forge_die 70 "sha256sum failed while computing the reuse key"
+	forge_reuse_text=$(
+		printf 'forge-verify-key 2\ntree %s\nforge %s\ntimeout %s\n' "$forge_reuse_tree" "$(forge_version)" \
+			"$forge_default_timeout"
+		if [ "$forge_rk_isolated" = 1 ]; then printf 'isolated %s\n' "$forge_rk_isojson"; else echo 'isolated false'; fi
+		printf 'sandbox %s\n' "$forge_rk_sbjson"
+		if [ "$forge_rk_n" -gt 0 ]; then
+			printf 'argv %s\n' "$forge_rk_n"
+			forge_rk_i=0
+			for forge_rk_arg in "$@"; do
+				forge_rk_i=$((forge_rk_i + 1))
+				[ "$forge_rk_i" -le "$forge_rk_n" ] || break
+				printf '%s\n' "${#forge_rk_arg}:$forge_rk_arg"
+			done
+		else
+			printf 'steps %s\n' "$forge_steps"
+		fi
+		forge_list=$forge_rk_names
+		while forge_list_next; do
+			if [ "$forge_item" = PATH ]; then
+				if [ -n "${PATH+set}" ]; then printf 'env PATH %s:%s\n' "${#PATH}" "$PATH"; else echo 'env PATH unset'; fi
+			elif forge_rk_value=$(printenv -- "$forge_item" && echo .); then
+				forge_rk_value=${forge_rk_value%?.}
+				printf 'env %s %s:%s\n' "$forge_item" "${#forge_rk_value}" "$forge_rk_value"
+			else
+				printf 'env %s unset\n' "$forge_item"
+			fi
+		done
+		printf '%s' "$forge_rk_prints"
+		# One stat for every program: path, size, mtime, inode.
+		shift "$forge_rk_n"
+		shift
+		[ "$#" -eq 0 ] || stat -L -c 'program %n %s %Y %i' -- "$@" 2>/dev/null || :
+		echo .
+	)
+	forge_reuse_text=${forge_reuse_text%.}
+	forge_reuse_key=$(printf '%s' "$forge_reuse_text" | sha256sum) ||
+		forge_die 70 "sha256sum failed while computing the reuse key"
 	forge_reuse_key=${forge_reuse_key%% *}
 	case $forge_reuse_key in
 	'' | *[!0-9a-f]*) forge_die 70 "cannot compute the reuse key" ;;
 	esac
 }
 
+# forge_reuse_key_config [COMMAND [ARG...]]: for forge_reuse_key, reads with
+# one jq what the configuration adds to the key: forge_rk_isojson,
+# forge_rk_sbjson (with --sandbox), forge_rk_names (verify.reuse.env),
+# forge_reuse_trust, and forge_rk_words, the programs the steps start
+# (COMMAND, else the first word of each step's run, and sh).
+forge_reuse_key_config() {
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_rk_out=$(printf '%s' "${1:-}" | jq -R -s -r \
+		--argjson config "$forge_config" --argjson steps "${forge_steps:-null}" --argjson argc "$#" \
+		--arg sandbox "$forge_rk_sandbox" '
+		def firstword: sub("^[[:space:]]+"; "")
+		  | sub("^([A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*[[:space:]]+)+"; "")
+		  | ([capture("^(?<w>[^[:space:];&|()<>`\"'"'"'$\\\\]+)").w] | first // "");
+		. as $argv0
+		| ($config.verify.reuse // false | if type == "object" then . else {enabled: .} end) as $r
+		| "I\($config.verify.isolated // {} | {setup, keep, setupKey} | tojson)",
+		  (if $sandbox == "true" then "S\($config.sandbox
+		      | {backend, image, bwrap, network, mounts, mountProjectReadonly, resources} | tojson)"
+		   else empty end),
+		  (($r.env // ["PATH"])[]
+		    | if test("^[A-Za-z_][A-Za-z0-9_]*$") then "N\(.)" else "Eenv\t\(tojson | .[:80])" end),
+		  (($r.trust // [])[]
+		    | if test("^refs/[A-Za-z0-9._/-]+$") and (test("\\.\\.|//|/$|\\.lock$") | not)
+		        and . != "refs/notes/forge-verify"
+		      then "T\(.)" else "Etrust\t\(tojson | .[:80])" end),
+		  ((if $argc > 0 then [$argv0] else ["sh", ($steps[].run | firstword)] end)
+		    | unique[] | select(. != "" and (test("\n") | not)) | "W\(.)")') ||
+		forge_die 70 "jq failed while computing the reuse key"
+	forge_rk_names='' forge_rk_words=''
+	forge_list=$forge_rk_out
+	while forge_list_next; do
+		case $forge_item in
+		I*) forge_rk_isojson=${forge_item#I} ;;
+		S*) forge_rk_sbjson=${forge_item#S} ;;
+		N*) forge_rk_names=$forge_rk_names${forge_item#N}'
+' ;;
+		T*) forge_reuse_trust=$forge_reuse_trust${forge_item#T}'
+' ;;
+		W*) forge_rk_words=$forge_rk_words${forge_item#W}'
+' ;;
+		Etrust*) forge_die 65 "configuration: key verify.reuse.trust: ${forge_item#Etrust?} is not the full name of a notes ref (refs/...) other than refs/notes/forge-verify" ;;
+		E*) forge_die 65 "configuration: key verify.reuse.env: ${forge_item#Eenv?} is not a variable name" ;;
+		esac
+	done
+}
+
 # forge_reuse_print JSON: prints the key (forge-verify --key): the key alone,
-# or with JSON 1 a JSON object of the key and everything it was made of.
+# or with JSON 1 a JSON object of the key, the tree and the text the key is
+# the SHA-256 of.
 forge_reuse_print() {
 	if [ "$1" != 1 ]; then
 		printf '%s\n' "$forge_reuse_key"
 		return 0
 	fi
-	printf '%s' "$forge_reuse_prints" | jq -R -s -c --arg key "$forge_reuse_key" \
-		--argjson m "$forge_reuse_material" \
-		'{key: $key} + $m + {programs: (split("\n") | map(select(. != "")))}' ||
+	printf '%s' "$forge_reuse_text" | jq -R -s -c --arg key "$forge_reuse_key" --arg tree "$forge_reuse_tree" \
+		'{key: $key, tree: $tree, text: .}' ||
 		forge_die 70 "jq failed while printing the reuse key"
 }
 
@@ -305,14 +347,20 @@ forge_reuse_age() {
 }
 
 # forge_reuse_replay ISOLATED CHANGE: records the verdict forge_reuse_find
-# found as this run's (the breaker counts it as that verdict; the record
-# says whose it was under "reused") and sets forge_reuse_age for the
-# verdict line (forge_reuse_print_verdict).
+# found as this run's: the breaker counts it as that verdict, and the record
+# (steps [], "reused" naming whose it was) goes to the timeline and the
+# change report as forge_record would write it. Every value in it is of a
+# checked form (run IDs, hex, the change ID's characters, the host's), so
+# the record is written without jq. Retention is left to the next run that
+# runs steps. Sets forge_reuse_age for forge_reuse_print_verdict.
 forge_reuse_replay() {
-	forge_record_reused="{\"run\":\"$forge_reuse_run\",\"host\":\"$forge_reuse_host\"}"
-	forge_record_key=$forge_reuse_key
-	forge_record_argc=0 forge_record_tested=null
-	forge_record "$forge_reuse_verdict" "$1" "$2" "${forge_head:-}" "$forge_reuse_tree"
+	forge_breaker_update "$forge_reuse_verdict" "$forge_threshold"
+	forge_rr_change=null forge_rr_head=null
+	[ -z "$2" ] || forge_rr_change="\"$2\""
+	[ -z "${forge_head:-}" ] || forge_rr_head="\"$forge_head\""
+	forge_record_json="{\"ts\":\"$forge_ts\",\"event\":\"verify\",\"run\":\"$forge_run_id\",\"verdict\":\"$forge_reuse_verdict\",\"isolated\":$1,\"sandbox\":null,\"change\":$forge_rr_change,\"head\":$forge_rr_head,\"tree\":\"$forge_reuse_tree\",\"tested\":null,\"reused\":{\"run\":\"$forge_reuse_run\",\"host\":\"$forge_reuse_host\"},\"steps\":[],\"streak\":$forge_streak,\"breaker\":\"$forge_breaker\",\"key\":\"$forge_reuse_key\"}"
+	forge_timeline_append "$forge_record_json"
+	[ -z "$2" ] || forge_change_write "$2"
 	forge_recorded=1
 	forge_reuse_age "$((forge_ms / 1000 - forge_reuse_epoch))"
 }
