@@ -31,25 +31,37 @@ forge_reuse_config() {
 # forge_reuse_tree ROOT: sets forge_reuse_tree to the tree of the snapshot
 # an --isolated run would verify (tracked files as they are in the working
 # tree, untracked files that are not ignored), through a scratch copy of the
-# index in TMPDIR: the user's index is read, never written. Exits 74 when git
-# cannot compute it.
+# index in a scratch folder of TMPDIR that also takes the new objects (the
+# repository's are read through alternates, as a copy's snapshot is made):
+# the user's index and object store are read, never written. Exits 74 when
+# git cannot compute it.
 forge_reuse_tree() {
 	forge_rt_index=${GIT_INDEX_FILE:-$forge_git_dir/index}
-	forge_rt_tmp=$(mktemp "${TMPDIR:-/tmp}/forge-key.XXXXXX") ||
-		forge_die 73 "cannot create a scratch index in ${TMPDIR:-/tmp}"
+	forge_rt_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-key.XXXXXX") ||
+		forge_die 73 "cannot create a scratch folder in ${TMPDIR:-/tmp}"
 	# Seeded from the real index, only what changed is hashed; without one
-	# git starts from nothing (an empty file is not an index).
-	if ! { [ -f "$forge_rt_index" ] && cp -- "$forge_rt_index" "$forge_rt_tmp" 2>/dev/null; }; then
-		rm -f -- "$forge_rt_tmp"
-	fi
+	# git starts from nothing.
+	[ ! -f "$forge_rt_index" ] || cp -- "$forge_rt_index" "$forge_rt_tmp/index" 2>/dev/null ||
+		rm -f -- "$forge_rt_tmp/index"
+	forge_rt_objects=${GIT_OBJECT_DIRECTORY:-$forge_common_dir/objects}
 	forge_reuse_tree=$(
-		GIT_INDEX_FILE=$forge_rt_tmp
+		GIT_INDEX_FILE=$forge_rt_tmp/index
 		export GIT_INDEX_FILE
+		# (A path git would split or unquote in the list: objects go to the
+		# repository's own store, as git add would put them.)
+		case $forge_rt_objects$forge_rt_tmp in
+		*[:\"\\]* | *'
+'*) ;;
+		*)
+			GIT_ALTERNATE_OBJECT_DIRECTORIES=$forge_rt_objects${GIT_ALTERNATE_OBJECT_DIRECTORIES:+:$GIT_ALTERNATE_OBJECT_DIRECTORIES}
+			GIT_OBJECT_DIRECTORY=$forge_rt_tmp
+			export GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES ;;
+		esac
 		forge_git -C "$1" -c core.splitIndex=false -c advice.addEmbeddedRepo=false \
 			add -A >/dev/null 2>&1 &&
 			forge_git -C "$1" write-tree 2>/dev/null
 	) || forge_reuse_tree=
-	rm -f -- "$forge_rt_tmp"
+	rm -rf -- "$forge_rt_tmp"
 	case $forge_reuse_tree in
 	'' | *[!0-9a-f]*) forge_die 74 "cannot compute the tree of the working state of $1" ;;
 	esac

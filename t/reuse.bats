@@ -150,13 +150,16 @@ streak() { forge-state get .forge/breaker streak 0; }
 	[ "$k1" != "$k0" ]
 }
 
-@test "computing the key never writes the user's index, even with changes git status would refresh" {
+@test "computing the key never writes the user's index or objects, even with changes git status would refresh" {
 	echo edit >>README
 	echo new >untracked.txt
 	touch -d '2001-01-01' README
 	before=$(sha256sum <.git/index)
+	objects=$(find .git/objects -type f | sort)
 	forge-verify --key -- true
 	forge-verify --key --isolated -- true
+	# Nor its object store: the snapshot's objects went to a scratch folder.
+	[ "$(find .git/objects -type f | sort)" = "$objects" ]
 	forge-verify -q --reuse -- true
 	forge-verify -q --reuse -- true
 	[ "$(sha256sum <.git/index)" = "$before" ]
@@ -173,6 +176,10 @@ streak() { forge-state get .forge/breaker streak 0; }
 	k0=$(forge-verify --key --isolated -- true)
 	forge-verify -q --isolated --reuse -- true
 	[ "$(tree_of --isolated -- true)" = "$(last_record | jq -r .tree)" ]
+	# The same tree, made by the test itself with git's own index of them all.
+	cp .git/index "$SCRATCH/index"
+	GIT_INDEX_FILE=$SCRATCH/index git add -A
+	[ "$(GIT_INDEX_FILE=$SCRATCH/index git write-tree)" = "$(last_record | jq -r .tree)" ]
 	git ls-tree -r --name-only -z "$(last_record | jq -r .tree)" | tr '\0' '|' >"$SCRATCH/names"
 	run cat "$SCRATCH/names"
 	assert_output --partial "|-rf|"
