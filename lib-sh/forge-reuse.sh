@@ -31,10 +31,11 @@ forge_reuse_config() {
 # forge_reuse_tree ROOT: sets forge_reuse_tree to the tree of the snapshot
 # an --isolated run would verify (tracked files as they are in the working
 # tree, untracked files that are not ignored), through a scratch copy of the
-# index in a scratch folder of TMPDIR that also takes the new objects (the
-# repository's are read through alternates, as a copy's snapshot is made):
-# the user's index and object store are read, never written. Exits 74 when
-# git cannot compute it.
+# index in TMPDIR: the user's index is read, never written. The snapshot's
+# blobs and trees go to the repository's object store, as git add would put
+# them (unreferenced: git gc prunes them); there they are written once, so
+# the next key of a like state hashes only what changed. Exits 74 when git
+# cannot compute it.
 forge_reuse_tree() {
 	forge_rt_index=${GIT_INDEX_FILE:-$forge_git_dir/index}
 	forge_rt_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-key.XXXXXX") ||
@@ -43,20 +44,9 @@ forge_reuse_tree() {
 	# git starts from nothing.
 	[ ! -f "$forge_rt_index" ] || cp -- "$forge_rt_index" "$forge_rt_tmp/index" 2>/dev/null ||
 		rm -f -- "$forge_rt_tmp/index"
-	forge_rt_objects=${GIT_OBJECT_DIRECTORY:-$forge_common_dir/objects}
 	forge_reuse_tree=$(
 		GIT_INDEX_FILE=$forge_rt_tmp/index
 		export GIT_INDEX_FILE
-		# (A path git would split or unquote in the list: objects go to the
-		# repository's own store, as git add would put them.)
-		case $forge_rt_objects$forge_rt_tmp in
-		*[:\"\\]* | *'
-'*) ;;
-		*)
-			GIT_ALTERNATE_OBJECT_DIRECTORIES=$forge_rt_objects${GIT_ALTERNATE_OBJECT_DIRECTORIES:+:$GIT_ALTERNATE_OBJECT_DIRECTORIES}
-			GIT_OBJECT_DIRECTORY=$forge_rt_tmp
-			export GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES ;;
-		esac
 		forge_git -C "$1" -c core.splitIndex=false -c advice.addEmbeddedRepo=false \
 			add -A >/dev/null 2>&1 &&
 			forge_git -C "$1" write-tree 2>/dev/null
