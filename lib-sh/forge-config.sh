@@ -29,6 +29,10 @@ forge_config_texts() {
 	  "verify.keepRuns": "count",
 	  "verify.sandbox": "boolean",
 	  "verify.buildOnly": "boolean",
+	  "verify.reuse": "reuse",
+	  "verify.reuse.enabled": "boolean",
+	  "verify.reuse.env": "string[]",
+	  "verify.reuse.trust": "string[]",
 	  "sandbox": "object",
 	  "sandbox.image": "string",
 	  "sandbox.backend": "string",
@@ -87,6 +91,7 @@ forge_config_texts() {
 	def fits($t; $v):
 	  if $t == "size" then ($v | type) == "string" or ($v | type) == "number"
 	  elif $t == "seconds" then ($v | type) == "number" and $v >= 0.001 and $v < 1000000000
+	  elif $t == "reuse" then ($v | type) == "boolean" or ($v | type) == "object"
 	  elif $t == "count" then ($v | type) == "number" and $v >= 1 and $v <= 999999999 and ($v | floor) == $v
 	  elif $t == "relpath" or $t == "keeppath" then ($v | type) == "string"
 	    and ($v | test("^/|[\u0000-\u001f]") | not)
@@ -95,7 +100,7 @@ forge_config_texts() {
 	  else ($v | type) == $t end;
 	def expected($t):
 	  {size: "a string or number", seconds: "a number of seconds from 0.001 to 999999999",
-	   count: "a whole number from 1 to 999999999",
+	   count: "a whole number from 1 to 999999999", reuse: "true, false or an object",
 	   relpath: "a relative path inside the repository",
 	   keeppath: "a relative path inside the repository of [A-Za-z0-9._@+/-]"}[$t] // $t;
 	def join($p; $k): if $p == "" then $k else "\($p).\($k)" end;
@@ -120,7 +125,7 @@ forge_config_texts() {
 	      end
 	    elif fits($t; $x) | not then
 	      "E\t\($file | show): key \($where): expected \(expected($t)), got \($x | tojson | .[:40] | show)"
-	    elif $t == "object" then check($file; $path; $where; $x)
+	    elif $t == "object" or ($t == "reuse" and ($x | type) == "object") then check($file; $path; $where; $x)
 	    else empty end;
 	# The keys with which a repository could widen its own sandbox or make it
 	# cost more (SPEC 6): a repository is untrusted (SPEC section 2), so its
@@ -141,6 +146,9 @@ forge_config_texts() {
 	# turn the sandbox on (true), never off.
 	def refused($v): [widening | select(present($v; .))]
 	  + (if present($v; ["verify", "sandbox"]) and $v.verify.sandbox != true then [["verify", "sandbox"]] else [] end);
+	# verify.reuse: true is {"enabled": true}, so that files merge key by key.
+	def reuse_object: if (.verify | type) == "object" and (.verify.reuse | type) == "boolean"
+	  then .verify.reuse = {enabled: .verify.reuse} else . end;
 	def refusal($f; $p):
 	  "W\t\($f | show): key \($p | join(".")) is ignored in a repository'"'"'s forge.json"
 	  + (if $p == ["verify", "sandbox"] then " (a repository cannot turn its sandbox off)"
@@ -156,13 +164,13 @@ forge_config_texts() {
 	      elif ($r.ok | type) != "object" then {msgs: ["E\t\($f | show): expected a JSON object at the top level, got \($r.ok | type)"]}
 	      elif $untrusted then refused($r.ok) as $no
 	        | {msgs: [check($f; ""; ""; $r.ok), ($no[] | refusal($f; .))],
-	           value: ($r.ok | delpaths($no) | del(.sandbox, .loop))}
-	      else {msgs: [check($f; ""; ""; $r.ok)], value: $r.ok} end ] as $parsed
+	           value: ($r.ok | delpaths($no) | del(.sandbox, .loop) | reuse_object)}
+	      else {msgs: [check($f; ""; ""; $r.ok)], value: ($r.ok | reuse_object)} end ] as $parsed
 	| ($parsed | map(.msgs[])) as $msgs
 	| $msgs[],
 	  (if any($msgs[]; startswith("E\t")) then empty
 	   else reduce ($parsed[] | .value // {}) as $v ($defaults; . * $v)
-	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm) \(.keepRuns) \(.sandbox == true)")", "C\t\(tojson)" end)
+	     | "V\t\(.verify | "\(.timeout) \(.breaker.threshold) \(.isolated.warm) \(.keepRuns) \(.sandbox == true) \(.reuse.enabled == true)")", "C\t\(tojson)" end)
 	'
 }
 

@@ -319,7 +319,9 @@ forge_timeline_append() {
 # "tested". The values go to jq on its standard input, NUL-separated, never
 # as arguments: any of them may start with "-" or be longer than an argument
 # can be. forge_record_sandbox is the "sandbox" value (JSON; null when
-# unset). The same jq run reads what retention keeps (forge_runs_prune).
+# unset), forge_record_reused the "reused" one (forge-reuse.sh), and
+# forge_record_key, when set, adds the reuse key as "key". The same jq run
+# reads what retention keeps (forge_runs_prune).
 forge_record() {
 	local argc sources tested out
 	forge_breaker_update "$1" "$forge_threshold"
@@ -346,6 +348,7 @@ forge_record() {
 		--arg ts "$forge_ts" --arg run "$forge_run_id" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
 		--argjson sandbox "${forge_record_sandbox:-null}" \
+		--argjson reused "${forge_record_reused:-null}" --arg key "${forge_record_key:-}" \
 		--argjson argc "$argc" --argjson tested "$tested" --argjson n "$#" \
 		'def nullable: if . == "" then null else . end;
 		 split("\u0000") as $all | $all[:$n] as $a
@@ -357,7 +360,8 @@ forge_record() {
 		   | if $argc > 0 and length > 0 then .[0].argv = $a[$n - $argc:] else . end) as $steps
 		 | ({ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson), sandbox: $sandbox,
 		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable), tested: $tested,
-		    steps: $steps, streak: $streak, breaker: $breaker} | tojson),
+		    reused: $reused, steps: $steps, streak: $streak, breaker: $breaker}
+		   + (if $key == "" then {} else {key: $key} end) | tojson),
 		   (if $kept | contains("\n\u0001unknown\n") then "?unknown"
 		    else $kept | split("\n")[] | fromjson? | objects | .run | strings end)') ||
 		forge_die 70 "jq failed while recording the verdict"

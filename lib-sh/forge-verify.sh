@@ -207,6 +207,7 @@ forge_report_human() {
 	printf '%s' "$1" | jq -r "$forge_printable_jq"'
 		def secs: "\(. / 1000 | floor).\(. % 1000 / 100 | floor)s";
 		"Run \(.run) at \(.ts): \(.verdict)",
+		(.reused // empty | "  reused: the verdict of run \(.run) on \(.host)"),
 		"  isolated: \(.isolated)  change: \(.change // "-")  head: \(.head // "-")",
 		(.sandbox // empty | "  sandbox: \(.name) (\(.backend))"),
 		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),

@@ -1,0 +1,119 @@
+#!/bin/sh
+# bench/reuse.sh — what a reused verification (forge-verify --reuse, SPEC
+# 3.7) costs, on bench/isolated.sh's synthetic repository (default: 20,000
+# files of 4 KiB in 1,000 folders, 50 modified and 20 untracked files):
+#
+#   (a) git status --porcelain
+#   (b) forge-verify --key --isolated -- sleep 1        (the key of that state)
+#   (c) forge-verify --isolated --warm --reuse -- sleep 1  (reused: nothing runs)
+#   (d) forge-verify --isolated --warm --no-reuse -- sleep 1  (the run it replaces)
+#
+# Prints the median of RUNS (5) rounds (each round runs every variant once),
+# the ratios b/a (target <= 1.5), c/a (target <= 2) and c/d (target <= 0.05),
+# and, when strace is installed, the programs a reused run starts.
+# Usage: bench/reuse.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP)
+set -eu
+
+FILES=${FILES:-20000}
+DIRS=${DIRS:-1000}
+RUNS=${RUNS:-5}
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${FORGE_VERIFY:-}" ]; then
+	# From an out-of-tree build folder: its programs.
+	[ -x "$here/bin/forge-verify" ] || [ ! -x bin/forge-verify ] || here=$(pwd)
+	if [ -x "$here/bin/forge-verify" ]; then
+		FORGE_VERIFY=$here/bin/forge-verify
+		: "${FORGE_LIBDIR:=$here/lib-sh}" "${FORGE_HELPERDIR:=$here/helpers}"
+		export FORGE_LIBDIR FORGE_HELPERDIR
+	else
+		FORGE_VERIFY=$(command -v forge-verify) || { echo "bench: build forge first" >&2; exit 69; }
+	fi
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
+cleanup() {
+	(cd "$work/repo" 2>/dev/null && "$FORGE_VERIFY" --prune) >/dev/null 2>&1 || :
+	[ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+repo=$work/repo
+export XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
+git config --global user.name bench
+git config --global user.email bench@example.invalid
+
+echo "building a repository of $FILES files in $DIRS folders..." >&2
+mkdir -p "$repo"
+git -C "$repo" init -q
+(cd "$repo" && awk -v files="$FILES" -v dirs="$DIRS" 'BEGIN {
+	srand(42)
+	line = ""
+	for (i = 0; i < 64; i++) line = line sprintf("%c", 97 + int(rand() * 26))
+	for (i = 0; i < files; i++) {
+		d = sprintf("d%04d", i % dirs)
+		if (!(d in made)) { system("mkdir -p " d); made[d] = 1 }
+		f = sprintf("%s/f%05d.txt", d, i)
+		for (j = 0; j < 56; j++) printf "%05d %s\n", j, line > f
+		close(f)
+	}
+}')
+git -C "$repo" add -A
+git -C "$repo" commit -q -m synthetic
+git -C "$repo" ls-files | awk -v n="$FILES" 'NR % int(n / 50) == 1' | head -n 50 |
+	while IFS= read -r f; do echo modified >>"$repo/$f"; done
+i=0
+while [ "$i" -lt 20 ]; do
+	echo untracked >"$repo/d$(printf %04d "$i")/new-$i.txt"
+	i=$((i + 1))
+done
+echo "modified: $(git -C "$repo" diff --name-only | wc -l), untracked: $(git -C "$repo" ls-files --others --exclude-standard | wc -l)" >&2
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# time_ms COMMAND...: runs COMMAND once in the repository, prints wall ms.
+time_ms() {
+	t0=$(now_ms)
+	(cd "$repo" && "$@") >/dev/null 2>&1 || { echo "bench: $* failed" >&2; exit 1; }
+	echo $(($(now_ms) - t0))
+}
+
+median() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# The warm slot, then the run whose verdict the others reuse.
+time_ms "$FORGE_VERIFY" -q --isolated --warm --no-reuse -- sleep 1 >/dev/null
+time_ms "$FORGE_VERIFY" -q --isolated --warm --reuse -- sleep 1 >/dev/null
+reused=$(cd "$repo" && "$FORGE_VERIFY" --isolated --warm --reuse -- sleep 1)
+case $reused in
+*'(reused run '*) ;;
+*) echo "bench: the verdict was not reused: $reused" >&2; exit 1 ;;
+esac
+: >"$work/a" && : >"$work/b" && : >"$work/c" && : >"$work/d"
+n=0
+while [ "$n" -lt "$RUNS" ]; do
+	time_ms git status --porcelain >>"$work/a"
+	time_ms "$FORGE_VERIFY" --key --isolated -- sleep 1 >>"$work/b"
+	time_ms "$FORGE_VERIFY" -q --isolated --warm --reuse -- sleep 1 >>"$work/c"
+	time_ms "$FORGE_VERIFY" -q --isolated --warm --no-reuse -- sleep 1 >>"$work/d"
+	n=$((n + 1))
+done
+a=$(median "$work/a") b=$(median "$work/b") c=$(median "$work/c") d=$(median "$work/d")
+
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", (y > 0) ? x / y : 0 }'; }
+printf '%-52s %8s\n' "median of $RUNS runs" "ms"
+printf '%-52s %8d\n' "(a) git status --porcelain" "$a"
+printf '%-52s %8d\n' "(b) forge-verify --key --isolated -- sleep 1" "$b"
+printf '%-52s %8d\n' "(c) --isolated --warm --reuse -- sleep 1 (reused)" "$c"
+printf '%-52s %8d\n' "(d) --isolated --warm --no-reuse -- sleep 1" "$d"
+printf 'b/a = %s (target <= 1.5)   c/a = %s (target <= 2)   c/d = %s (target <= 0.05)\n' \
+	"$(ratio "$b" "$a")" "$(ratio "$c" "$a")" "$(ratio "$c" "$d")"
+if command -v strace >/dev/null 2>&1; then
+	(cd "$repo" && strace -f -qq -e trace=execve -o "$work/execs" \
+		"$FORGE_VERIFY" -q --isolated --warm --reuse -- sleep 1) >/dev/null 2>&1 || :
+	progs=$(grep 'execve(' "$work/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||')
+	printf 'a reused run starts %s programs: %s git, %s jq (%s)\n' "$(printf '%s\n' "$progs" | wc -l)" \
+		"$(printf '%s\n' "$progs" | grep -cx git)" "$(printf '%s\n' "$progs" | grep -cx jq)" \
+		"$(printf '%s\n' "$progs" | sort | uniq -c | awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')"
+fi

@@ -1,0 +1,467 @@
+#!/usr/bin/env bats
+# forge-verify --reuse and --key (SPEC 3.7): a verdict is reused only for
+# exactly what was verified, says so, is recorded as such, and is shared
+# through git notes that only trusted refs and backed local entries count.
+load test_helper
+
+setup() {
+	load_support
+	forge_test_setup
+	forge_test_repo
+}
+teardown() { forge_test_teardown; }
+
+last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
+runs() { grep -c -F '"event":"verify"' .forge/timeline.jsonl; }
+tree_of() { forge-verify --key --json "$@" | jq -r .tree; }
+# note [REF]: the note forge-verify keeps on the tree of the working state.
+note() { git cat-file blob "${1:-refs/notes/forge-verify}:$(tree_of -- true)"; }
+streak() { forge-state get .forge/breaker streak 0; }
+
+# --- the key -----------------------------------------------------------------
+
+@test "--key prints a 64-hex key, the same twice for the same state" {
+	run --separate-stderr forge-verify --key -- true
+	assert_success
+	assert_output --regexp '^[0-9a-f]{64}$'
+	[ "$(forge-verify --key -- true)" = "$output" ]
+}
+
+@test "--key --json names what the key is made of; the tree is the one an --isolated run records" {
+	echo edit >>README
+	echo new >untracked.txt
+	run --separate-stderr forge-verify --key --json --isolated -- true
+	assert_success
+	echo "$output" | jq -e '.key | test("^[0-9a-f]{64}$")'
+	echo "$output" | jq -e '.text | contains("\nargv 1\n4:true\n")'
+	echo "$output" | jq -e '.text | contains("\ntimeout 1800\n")'
+	echo "$output" | jq -e --arg p "$PATH" '.text | contains("\nenv PATH \($p | length):\($p)\n")'
+	echo "$output" | jq -e --arg t "$(type -P true)" '.text | contains("\nprogram \($t) ")'
+	echo "$output" | jq -e --arg k "$(forge-verify --key --isolated -- true)" '.key == $k'
+	forge-verify -q --isolated -- true
+	[ "$(echo "$output" | jq -r .tree)" = "$(last_record | jq -r .tree)" ]
+}
+
+@test "a configuration file that changes nothing of the key changes nothing of it (with jq or without)" {
+	k0=$(forge-verify --key -- true)
+	echo '{"verify": {"keepRuns": 5}}' >"$HOME/c.json"
+	[ "$(forge-verify --key --config "$HOME/c.json" -- true)" = "$k0" ]
+	k1=$(forge-verify --key --isolated -- true)
+	[ "$(forge-verify --key --isolated --config "$HOME/c.json" -- true)" = "$k1" ]
+}
+
+@test "the key changes with a tracked file's content and with an untracked file, not with an ignored one" {
+	k0=$(forge-verify --key -- true)
+	echo edit >>README
+	k1=$(forge-verify --key -- true)
+	[ "$k1" != "$k0" ]
+	echo new >untracked.txt
+	k2=$(forge-verify --key -- true)
+	[ "$k2" != "$k1" ]
+	echo 'ignored.txt' >>.git/info/exclude
+	echo x >ignored.txt
+	[ "$(forge-verify --key -- true)" = "$k2" ]
+	# Back to the first state: the first key again.
+	git checkout -q -- README
+	rm untracked.txt
+	[ "$(forge-verify --key -- true)" = "$k0" ]
+}
+
+@test "the key changes with the step's command, its timeout (--timeout too) and the configured steps" {
+	k0=$(forge-verify --key -- true)
+	k1=$(forge-verify --key -- true extra)
+	[ "$k1" != "$k0" ]
+	k2=$(forge-verify --key --timeout 60 -- true)
+	[ "$k2" != "$k0" ]
+	echo '{"verify": {"steps": [{"name": "t", "run": "true"}]}}' >"$HOME/c.json"
+	k3=$(forge-verify --key --config "$HOME/c.json")
+	echo '{"verify": {"steps": [{"name": "t", "run": "true", "timeout": 5}]}}' >"$HOME/c.json"
+	k4=$(forge-verify --key --config "$HOME/c.json")
+	[ "$k4" != "$k3" ]
+	echo '{"verify": {"steps": [{"name": "u", "run": "true"}]}}' >"$HOME/c.json"
+	k5=$(forge-verify --key --config "$HOME/c.json")
+	[ "$k5" != "$k3" ]
+}
+
+@test "the key changes with the variables of verify.reuse.env (default PATH), not with others" {
+	k0=$(forge-verify --key -- true)
+	[ "$(PATH="$PATH:/nonexistent" forge-verify --key -- true)" != "$k0" ]
+	[ "$(FORGE_TEST_VAR=1 forge-verify --key -- true)" = "$k0" ]
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"verify": {"reuse": {"env": ["PATH", "FORGE_TEST_VAR"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	k1=$(forge-verify --key -- true)
+	k2=$(FORGE_TEST_VAR=1 forge-verify --key -- true)
+	[ "$k2" != "$k1" ]
+	k3=$(FORGE_TEST_VAR=2 forge-verify --key -- true)
+	[ "$k3" != "$k2" ]
+}
+
+@test "the key changes with the fingerprint of the step's program on PATH (mtime, size, another one first)" {
+	mkdir -p "$SCRATCH/bin1" "$SCRATCH/bin2"
+	printf '#!/bin/sh\nexit 0\n' >"$SCRATCH/bin1/mytool"
+	chmod +x "$SCRATCH/bin1/mytool"
+	export PATH="$SCRATCH/bin1:$PATH"
+	echo '{"verify": {"steps": [{"name": "t", "run": "  mytool --flag && echo done"}]}}' >"$HOME/c.json"
+	k0=$(forge-verify --key --config "$HOME/c.json")
+	touch -d '2001-01-01' "$SCRATCH/bin1/mytool"
+	k1=$(forge-verify --key --config "$HOME/c.json")
+	[ "$k1" != "$k0" ]
+	printf '#!/bin/sh\nexit 0 \n' >"$SCRATCH/bin1/mytool"
+	touch -d '2001-01-01' "$SCRATCH/bin1/mytool"
+	k2=$(forge-verify --key --config "$HOME/c.json")
+	[ "$k2" != "$k1" ]
+	cp -p "$SCRATCH/bin1/mytool" "$SCRATCH/bin2/mytool"
+	k3=$(PATH="$SCRATCH/bin2:$PATH" forge-verify --key --config "$HOME/c.json")
+	[ "$k3" != "$k2" ]
+	# A -- COMMAND's program, too.
+	k4=$(forge-verify --key -- mytool)
+	touch -d '2002-01-01' "$SCRATCH/bin1/mytool"
+	[ "$(forge-verify --key -- mytool)" != "$k4" ]
+}
+
+@test "the key changes with the mode: --isolated, --sandbox, the sandbox image and its egress posture, isolated setup" {
+	k0=$(forge-verify --key -- true)
+	ki=$(forge-verify --key --isolated -- true)
+	[ "$ki" != "$k0" ]
+	ks=$(forge-verify --key --sandbox -- true)
+	[ "$ks" != "$k0" ]
+	[ "$ks" != "$ki" ]
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"sandbox": {"image": "other:1"}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	ks2=$(forge-verify --key --sandbox -- true)
+	[ "$ks2" != "$ks" ]
+	# Without --sandbox the sandbox's configuration is no part of the key.
+	[ "$(forge-verify --key -- true)" = "$k0" ]
+	echo '{"sandbox": {"network": {"allow": ["example.org"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	ks3=$(forge-verify --key --sandbox -- true)
+	[ "$ks3" != "$ks" ]
+	echo '{"verify": {"isolated": {"keep": ["node_modules"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	ki2=$(forge-verify --key --isolated -- true)
+	[ "$ki2" != "$ki" ]
+}
+
+@test "the key changes with forge's version" {
+	k0=$(forge-verify --key -- true)
+	cp -R "$FORGE_LIBDIR" "$SCRATCH/lib"
+	sed -i "s/^forge_version() { printf '%s\\\\n' '\\([^']*\\)'; }/forge_version() { printf '%s\\\\n' '\\1-other'; }/" "$SCRATCH/lib/forge.sh"
+	run grep -c -- "-other'" "$SCRATCH/lib/forge.sh"
+	assert_output 1
+	k1=$(FORGE_LIBDIR=$SCRATCH/lib forge-verify --key -- true)
+	[ "$k1" != "$k0" ]
+}
+
+@test "computing the key never writes the user's index, even with changes git status would refresh" {
+	echo edit >>README
+	echo new >untracked.txt
+	touch -d '2001-01-01' README
+	before=$(sha256sum <.git/index)
+	forge-verify --key -- true
+	forge-verify --key --isolated -- true
+	forge-verify -q --reuse -- true
+	forge-verify -q --reuse -- true
+	[ "$(sha256sum <.git/index)" = "$before" ]
+	# Nothing left in TMPDIR.
+	run find "$TMPDIR" -mindepth 1
+	assert_output ''
+}
+
+@test "hostile file names (spaces, a newline, a leading dash) are in the tree; editing one changes the key" {
+	printf 'a\n' >' lead space'
+	printf 'b\n' >"$(printf 'new\nline')"
+	printf 'c\n' >-rf
+	printf 'd\n' >'--key'
+	k0=$(forge-verify --key --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	[ "$(tree_of --isolated -- true)" = "$(last_record | jq -r .tree)" ]
+	# The same tree, made by the test itself with git's own index of them all.
+	cp .git/index "$SCRATCH/index"
+	GIT_INDEX_FILE=$SCRATCH/index git add -A
+	[ "$(GIT_INDEX_FILE=$SCRATCH/index git write-tree)" = "$(last_record | jq -r .tree)" ]
+	git ls-tree -r --name-only -z "$(last_record | jq -r .tree)" | tr '\0' '|' >"$SCRATCH/names"
+	run cat "$SCRATCH/names"
+	assert_output --partial "|-rf|"
+	assert_output --partial "$(printf 'new\nline')"
+	printf 'e\n' >-rf
+	[ "$(forge-verify --key --isolated -- true)" != "$k0" ]
+	run --separate-stderr forge-verify --isolated --reuse -- true
+	assert_output 'Verdict: PASS'
+}
+
+# --- reuse -------------------------------------------------------------------
+
+@test "a second --reuse run of the same state reuses the PASS: says whose, records it, runs nothing" {
+	run --separate-stderr forge-verify --reuse -- sh -c 'echo ran >>"$0"' "$SCRATCH/ran"
+	assert_success
+	assert_output 'Verdict: PASS'
+	first=$(last_record | jq -r .run)
+	run --separate-stderr forge-verify --reuse -- sh -c 'echo ran >>"$0"' "$SCRATCH/ran"
+	assert_success
+	assert_output --regexp "^Verdict: PASS \\(reused run $first from [0-9]+s ago, [A-Za-z0-9._-]+\\)\$"
+	[ "$(wc -l <"$SCRATCH/ran")" -eq 1 ]
+	[ "$(runs)" -eq 2 ]
+	last_record | jq -e --arg r "$first" '.reused.run == $r and (.reused.host | length > 0) and .steps == [] and .verdict == "PASS"'
+	last_record | jq -e --arg r "$first" '.run != $r'
+	# A plain run's record says reused null.
+	grep -F '"event":"verify"' .forge/timeline.jsonl | head -n 1 | jq -e '.reused == null'
+	run --separate-stderr forge-verify --report
+	assert_success
+	assert_output --partial "reused: the verdict of run $first on "
+	# --json prints the record of the reused run.
+	run --separate-stderr forge-verify --reuse --json -- sh -c 'echo ran >>"$0"' "$SCRATCH/ran"
+	echo "$output" | jq -e --arg r "$first" '.reused.run == $r'
+}
+
+@test "without --reuse (or with --no-reuse, whatever the order) nothing is reused" {
+	forge-verify -q --reuse -- true
+	run --separate-stderr forge-verify -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr forge-verify --reuse --no-reuse -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr forge-verify --no-reuse --reuse -- true
+	assert_output 'Verdict: PASS'
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"verify": {"reuse": true}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	run --separate-stderr forge-verify --no-reuse -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr forge-verify -- true
+	assert_output --partial 'reused run'
+	echo '{"verify": {"reuse": {"enabled": true}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	run --separate-stderr forge-verify -- true
+	assert_output --partial 'reused run'
+	echo '{"verify": {"reuse": {"enabled": false}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	run --separate-stderr forge-verify -- true
+	assert_output 'Verdict: PASS'
+}
+
+@test "each change to the key gives a fresh run" {
+	forge-verify -q --reuse -- true
+	echo edit >>README
+	run --separate-stderr forge-verify --reuse -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr forge-verify --reuse --timeout 30 -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr forge-verify --reuse --isolated -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr env PATH="$PATH:/x" forge-verify --reuse -- true
+	assert_output 'Verdict: PASS'
+	run --separate-stderr forge-verify --reuse -- true
+	assert_output --partial 'reused run'
+}
+
+@test "a reused FAIL fails again and counts for the breaker; ERROR is never reused" {
+	run --separate-stderr forge-verify --reuse -- false
+	assert_failure 1
+	run --separate-stderr forge-verify --reuse -- false
+	assert_failure 1
+	assert_output --partial 'Verdict: FAIL (reused run '
+	[ "$(streak)" -eq 2 ]
+	run --separate-stderr forge-verify --reuse -- false
+	assert_failure 2
+	[[ $stderr == *'Breaker: OPEN (3 consecutive failures, threshold 3)'* ]]
+	[ "$(streak)" -eq 3 ]
+	forge-verify --reset
+	# exit 127: an ERROR, recorded but never written as a note.
+	run --separate-stderr forge-verify --reuse -- sh -c 'exit 127'
+	assert_failure 69
+	run --separate-stderr forge-verify --reuse -- sh -c 'exit 127'
+	assert_failure 69
+	assert_output --partial 'Verdict: ERROR'
+	last_record | jq -e '.reused == null'
+	run grep -c '"verdict":"ERROR"' <<<"$(note)"
+	assert_output 0
+}
+
+@test "a note entry without a matching timeline record is never believed (forged from a sandbox)" {
+	forge-verify -q --reuse -- true
+	good=$(last_record | jq -r .run)
+	tree=$(tree_of -- true)
+	key=$(forge-verify --key -- false)
+	# An entry for `false` naming an unknown run, then one naming the real
+	# PASS of `true` (another key), then a FAIL-as-PASS of a real run.
+	for run_id in 20260101T000000Z-1 "$good"; do
+		printf '{"key":"%s","verdict":"PASS","run":"%s","time":"2026-01-01T00:00:00Z","epoch":1767225600,"host":"evil"}\n' \
+			"$key" "$run_id" >"$SCRATCH/entry"
+		git notes --ref=forge-verify add -f -F "$SCRATCH/entry" "$tree"
+		run --separate-stderr forge-verify --reuse -- false
+		assert_failure
+		assert_output 'Verdict: FAIL'
+	done
+	bad=$(last_record | jq -r .run)
+	printf '{"key":"%s","verdict":"PASS","run":"%s","time":"2026-01-01T00:00:00Z","epoch":1767225600,"host":"evil"}\n' \
+		"$key" "$bad" >"$SCRATCH/entry"
+	git notes --ref=forge-verify add -f -F "$SCRATCH/entry" "$tree"
+	run --separate-stderr forge-verify --reuse -- false
+	assert_failure
+	assert_output 'Verdict: FAIL'
+	# Garbage, escape sequences and a header that would pass the entry after
+	# it off as a trusted ref's change nothing either.
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"verify": {"reuse": {"trust": ["refs/notes/forge-verify-ci"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	{
+		printf '\033[31m{"key":"%s",\n' "$key"
+		printf 'blob 182 refs/notes/forge-verify-ci\n'
+		printf '{"key":"%s","verdict":"PASS","run":"20260101T000000Z-1","time":"2026-01-01T00:00:00Z","epoch":1767225600,"host":"evil"}\n' "$key"
+	} >"$SCRATCH/entry"
+	git notes --ref=forge-verify add -f -F "$SCRATCH/entry" "$tree"
+	run --separate-stderr forge-verify --reuse -- false
+	assert_failure
+	assert_output 'Verdict: FAIL'
+}
+
+# --- sharing -------------------------------------------------------------------
+
+# clone_pair: $SCRATCH/remote.git (bare) with the repository pushed, and a
+# second clone $SCRATCH/other of it.
+clone_pair() {
+	git init -q --bare "$SCRATCH/remote.git"
+	git remote add origin "$SCRATCH/remote.git"
+	git push -q origin HEAD:main
+	git clone -q "$SCRATCH/remote.git" "$SCRATCH/other"
+}
+
+@test "round trip through a bare remote: pushed notes fetched into a trusted ref are reused, and say whose" {
+	clone_pair
+	forge-verify -q --reuse -- true
+	first=$(last_record | jq -r .run)
+	host=$(note | jq -r .host)
+	git push -q origin refs/notes/forge-verify
+	cd "$SCRATCH/other"
+	git fetch -q origin '+refs/notes/forge-verify:refs/notes/forge-verify-ci'
+	# Not trusted: the verification runs.
+	run --separate-stderr forge-verify --reuse -- true
+	assert_output 'Verdict: PASS'
+	cd "$SCRATCH" && rm -rf other && git clone -q "$SCRATCH/remote.git" other && cd other
+	git fetch -q origin '+refs/notes/forge-verify:refs/notes/forge-verify-ci'
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"verify": {"reuse": {"trust": ["refs/notes/forge-verify-ci"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	run --separate-stderr forge-verify --reuse -- true
+	assert_success
+	assert_output --regexp "^Verdict: PASS \\(reused run $first from [0-9]+s ago, $host\\)\$"
+	last_record | jq -e --arg r "$first" '.reused.run == $r'
+	# Nothing ran here: the one record is the reused one.
+	[ "$(runs)" -eq 1 ]
+}
+
+@test "a repository's forge.json cannot set verify.reuse.trust; an invalid trust entry is a configuration error" {
+	clone_pair
+	forge-verify -q --reuse -- true
+	git push -q origin refs/notes/forge-verify
+	cd "$SCRATCH/other"
+	git fetch -q origin '+refs/notes/forge-verify:refs/notes/forge-verify-ci'
+	echo '{"verify": {"reuse": {"enabled": true, "trust": ["refs/notes/forge-verify-ci"]}}}' >forge.json
+	run --separate-stderr forge-verify -- true
+	assert_output 'Verdict: PASS'
+	[[ $stderr == *'key verify.reuse.trust is ignored'* ]]
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"verify": {"reuse": {"trust": ["not a ref"]}}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	run --separate-stderr forge-verify --reuse -- true
+	assert_failure 65
+	[[ $stderr == *'verify.reuse.trust'* ]]
+}
+
+# --- writing the note ----------------------------------------------------------
+
+@test "writing the note runs no hook and leaves every other ref, notes refs included, as it was" {
+	git notes add -m 'a user note' HEAD
+	git notes --ref=review add -m 'another' HEAD
+	mkdir -p .git/hooks
+	for h in post-commit post-rewrite reference-transaction post-index-change pre-commit; do
+		printf '#!/bin/sh\necho %s >>"%s/hooks.ran"\n' "$h" "$SCRATCH" >".git/hooks/$h"
+		chmod +x ".git/hooks/$h"
+	done
+	git for-each-ref >"$SCRATCH/refs.before"
+	forge-verify -q --reuse -- true
+	forge-verify -q --reuse -- false || :
+	forge-verify -q --reuse -- true
+	[ ! -e "$SCRATCH/hooks.ran" ]
+	git for-each-ref | grep -v -F 'refs/notes/forge-verify' >"$SCRATCH/refs.after"
+	run diff "$SCRATCH/refs.before" "$SCRATCH/refs.after"
+	assert_success
+	# One note holds both keys' entries.
+	[ "$(note | wc -l)" -eq 2 ]
+}
+
+@test "concurrent writers: every run ends correctly and the note holds one intact entry per key" {
+	# Four different keys and two runs of one key, all at once.
+	for i in 1 2 3 4; do
+		forge-verify -q --reuse -- sh -c "sleep 0.2; exit 0" "$i" &
+	done
+	forge-verify -q --reuse -- sh -c 'sleep 0.2' same &
+	forge-verify -q --reuse -- sh -c 'sleep 0.2' same &
+	for job in $(jobs -p); do wait "$job"; done
+	[ "$(runs)" -eq 6 ]
+	note >"$SCRATCH/note"
+	# Every line an entry (valid JSON); one per key.
+	run jq -e -s 'length == 5 and all(.verdict == "PASS")' "$SCRATCH/note"
+	assert_success
+	[ "$(jq -r .key "$SCRATCH/note" | sort -u | wc -l)" -eq 5 ]
+	run --separate-stderr forge-verify --reuse -- sh -c 'sleep 0.2' same
+	assert_output --partial 'reused run'
+}
+
+@test "a writer that died holding the ref lock leaves the previous note: the run ends PASS with a warning" {
+	forge-verify -q --reuse -- true
+	before=$(note)
+	: >.git/refs/notes/forge-verify.lock
+	run --separate-stderr forge-verify --reuse -- true extra
+	assert_success
+	assert_output 'Verdict: PASS'
+	[[ $stderr == *'could not record the verdict'* ]]
+	[ "$(note)" = "$before" ]
+	rm .git/refs/notes/forge-verify.lock
+	run --separate-stderr forge-verify --reuse -- true
+	assert_output --partial 'reused run'
+}
+
+@test "writers SIGKILLed at random moments leave a note that parses, and later runs write theirs" {
+	forge-verify -q --reuse -- true
+	for i in 1 2 3 4 5 6 7 8; do
+		forge-verify -q --reuse -- true "$i" &
+		pid=$!
+		sleep "0.0$((RANDOM % 10))"
+		kill -KILL "$pid" 2>/dev/null || :
+		wait "$pid" || :
+	done
+	# (A git a killed run started may still be finishing its update.)
+	sleep 1
+	note >"$SCRATCH/note"
+	run jq -e -s 'length >= 1 and all(.key | test("^[0-9a-f]{64}$"))' "$SCRATCH/note"
+	assert_success
+	rm -f .git/refs/notes/forge-verify.lock
+	run --separate-stderr forge-verify --reuse -- true
+	assert_output --partial 'reused run'
+	forge-verify -q --reuse -- true after
+	run --separate-stderr forge-verify --reuse -- true after
+	assert_output --partial 'reused run'
+}
+
+# --- options -------------------------------------------------------------------
+
+@test "--key and --reuse join the mode and option checks" {
+	run --separate-stderr forge-verify --key --report
+	assert_failure 64
+	run --separate-stderr forge-verify --reuse --report
+	assert_failure 64
+	run --separate-stderr forge-verify --no-reuse --breaker
+	assert_failure 64
+	run --separate-stderr forge-verify --key --reuse -- true
+	assert_failure 64
+	run --separate-stderr forge-verify --key --change x -- true
+	assert_failure 64
+}
+
+@test "the reuse path of a -- COMMAND starts at most 4 git, no jq, and 16 programs in all" {
+	command -v strace >/dev/null || { [ "${CI:-}" != true ] || fail "strace is required in CI"; skip "strace not installed"; }
+	forge-verify -q --reuse -- true
+	# (Under FORGE_TEST_SHELL the program itself, as t/verify.bats counts it.)
+	# shellcheck disable=SC2086 # FORGE_TEST_SHELL is words ("busybox sh")
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=execve -o "$SCRATCH/execs" \
+		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" --reuse -- true
+	progs=$(grep 'execve(' "$SCRATCH/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||')
+	echo "$progs"
+	[ "$(grep -cx git <<<"$progs")" -le 4 ]
+	run grep -cx jq <<<"$progs"
+	assert_output 0
+	[ "$(wc -l <<<"$progs")" -le 16 ]
+	last_record | jq -e '.reused != null'
+}
