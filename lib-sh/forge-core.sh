@@ -111,9 +111,10 @@ forge_valid_change_id() {
 	[ "${#1}" -le 64 ]
 }
 
-# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable)
-# and forge_mono_ms (milliseconds of a clock that never goes back, for
-# durations) from one reading of
+# forge_clock: sets forge_ts (RFC 3339 UTC), forge_stamp (compact, sortable),
+# forge_ms (wall-clock milliseconds since the epoch) and forge_mono_ms
+# (milliseconds of a clock that never goes back, for durations) from one
+# reading of
 # forge-state now: a process cheaper than date(1), and one per reading.
 forge_clock() {
 	local out
@@ -122,7 +123,7 @@ forge_clock() {
 	# shellcheck disable=SC2086 # four plain words, split on purpose
 	set -- $out
 	[ "$#" -eq 4 ] || forge_die 70 "forge-state now printed '$out'"
-	forge_ts=$1 forge_stamp=$2 forge_mono_ms=$4
+	forge_ts=$1 forge_stamp=$2 forge_ms=$3 forge_mono_ms=$4
 }
 
 # forge_ms_now: sets forge_mono_ms only (the monotonic milliseconds of

@@ -130,10 +130,6 @@ forge_live_change() {
 	fi
 }
 
-# forge_live_jq_line: the jq program that prints one decision of egress.log
-# as a human line (control bytes shown as '?').
-forge_live_jq_line='"\(.ts)  \(.decision)  \(.method // "-") \(.host // "-"):\(.port // "-")  \(.address // "-")  \(.rule)" + (if .decision == "allow" then "  (\(.bytes) bytes)" else "" end) | gsub("[[:cntrl:]]"; "?")'
-
 # forge_live_log ARG...: forge-sandbox log [DIR] [--denied] [--json] [--follow].
 forge_live_log() {
 	forge_live_split_dir "$@"
@@ -159,11 +155,15 @@ forge_live_log() {
 			forge_die 73 "$forge_ll_f is not a regular file; refusing to read it"
 		fi
 	done
+	# The jq program that prints one decision as a human line (control
+	# bytes shown as '?').
+	# shellcheck disable=SC2016 # a jq program, not shell
+	forge_ll_line='"\(.ts)  \(.decision)  \(.method // "-") \(.host // "-"):\(.port // "-")  \(.address // "-")  \(.rule)" + (if .decision == "allow" then "  (\(.bytes) bytes)" else "" end) | gsub("[[:cntrl:]]"; "?")'
 	# A line that is not JSON (cut by a crash) is skipped, never fatal.
 	# shellcheck disable=SC2016 # a jq program, not shell
 	set -- -R --unbuffered --argjson denied "$forge_ll_denied" --argjson json "$forge_ll_json" \
 		'fromjson? // empty | objects | select($denied == 0 or .decision == "deny")
-		 | if $json == 1 then tojson else '"$forge_live_jq_line"' end'
+		 | if $json == 1 then tojson else '"$forge_ll_line"' end'
 	{
 		[ ! -f "$forge_ll_log.1" ] || cat -- "$forge_ll_log.1"
 		if [ "$forge_ll_follow" = 1 ]; then

@@ -354,8 +354,9 @@ forge_reuse_age() {
 # change report as forge_record would write it. Every value in it is of a
 # checked form (run IDs, hex, the change ID's characters, the host's), so
 # the record is written without jq. Retention is left to the next run that
-# runs steps. Sets forge_reuse_age for forge_reuse_print_verdict.
+# runs steps. Sets forge_verdict, and forge_reuse_age for forge_reuse_print_verdict.
 forge_reuse_replay() {
+	forge_verdict=$forge_reuse_verdict
 	forge_breaker_update "$forge_reuse_verdict" "$forge_threshold"
 	forge_rr_change=null forge_rr_head=null
 	[ -z "$2" ] || forge_rr_change="\"$2\""
