@@ -54,7 +54,7 @@ net_bg() {
 # :80 ($NET/public.log) and :443 (TLS, $NET/public-tls.log), LAN's :80
 # ($NET/lan.log), S's 127.0.0.1:8080 ($NET/loopback.log) and S's every
 # address :8081 ($NET/host.log). Returns once PUB's, LAN's and S's loopback
-# server answer from S.
+# server answer from S, with every log empty (the tests read them).
 net_servers() {
 	net_bg nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log"
 	net_bg nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
@@ -62,12 +62,15 @@ net_servers() {
 	net_bg nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log"
 	net_bg nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log"
 	net_bg nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log"
-	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/host.log"
 	for _ in $(seq 1 100); do
 		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready &&
 			in_s curl -s -o /dev/null --max-time 1 http://10.9.0.10/ready &&
 			in_s curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/ready && break
 		sleep 0.1
+	done
+	# (A server logs a request before it answers: the lines of these are in.)
+	for log in public public-tls lan loopback host; do
+		: >"$NET/$log.log"
 	done
 }
 
