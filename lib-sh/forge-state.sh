@@ -385,8 +385,8 @@ forge_record() {
 # splitting: dash takes time quadratic in the length for ${TEXT#*<newline>},
 # half a minute for the record of a 200 kB command line.
 forge_record_split() {
-	local ifs=$IFS noglob=
-	case $- in *f*) noglob=1 ;; esac
+	forge_rs_ifs=$IFS forge_rs_noglob=
+	case $- in *f*) forge_rs_noglob=1 ;; esac
 	set -f
 	IFS='
 '
@@ -399,8 +399,8 @@ forge_record_split() {
 	[ "$#" -eq 0 ] || forge_runs_kept="
 $*
 "
-	IFS=$ifs
-	[ -n "$noglob" ] || set +f
+	IFS=$forge_rs_ifs
+	[ -n "$forge_rs_noglob" ] || set +f
 }
 
 # forge_change_write ID: replaces .forge/changes/ID.json by forge_record_json,
