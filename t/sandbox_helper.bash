@@ -200,10 +200,13 @@ alive() {
 
 # running_with MARKER: true when a live process on this host has MARKER in
 # its command line (the sandbox's processes are host processes too).
+# (pgrep -f matches the same text: the arguments joined by spaces. One
+# pgrep reads every command line; a pipe per process took seconds on a
+# busy host, in every iteration of the tests' wait loops.)
 running_with() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
+	local pid
+	for pid in $(pgrep -f -- "$1"); do
+		alive "$pid" && return 0
 	done
 	return 1
 }

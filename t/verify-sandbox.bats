@@ -59,10 +59,7 @@ teardown() {
 		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i" || { cat "$SCRATCH/out.$i"; false; }
 	done
 	# One namespace sandbox: one bwrap with its hostname.
-	n=0
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "^bwrap .*--hostname $NAME " && n=$((n + 1))
-	done
+	n=$(pgrep -c -f -- "^bwrap .*--hostname $NAME ") || :
 	[ "$n" = 1 ]
 	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$NAME.up" ]
 }
