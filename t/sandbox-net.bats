@@ -62,13 +62,10 @@ net_config() {
 up_in_s() { in_s sh -c 'cd "$1" && exec forge-sandbox up' sh "$REPO"; }
 
 # slirp_for PID: the PIDs of the slirp4netns processes attached to the
-# network namespace of the sandbox whose init is PID (by command line).
+# network namespace of the sandbox whose init is PID (by command line: one
+# pgrep, as in running_with).
 slirp_for() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q "^slirp4netns .*/proc/$1/ns/net " && basename "$(dirname "$f")"
-	done
-	return 0
+	pgrep -f -- "^slirp4netns .*/proc/$1/ns/net " || :
 }
 
 # net_pids PIDFILE...: the PIDs these files hold (none when they are gone).
