@@ -298,7 +298,13 @@ open_egress() {
 	run cat "$NET/lan.log" "$NET/host.log"
 	assert_output ''
 	# The sandbox's own loopback still works.
-	run sb sh -c 'python3 -m http.server -b 127.0.0.1 8099 >/dev/null 2>&1 & p=$!; sleep 1; curl -sS -o /dev/null -w "%{http_code}" --max-time 3 http://127.0.0.1:8099/; kill $p'
+	# (Asked until the server listens: python's start took over a second under load.)
+	run sb sh -c 'python3 -m http.server -b 127.0.0.1 8099 >/dev/null 2>&1 & p=$!
+		for _ in $(seq 100); do
+			code=$(curl -s -o /dev/null -w "%{http_code}" --max-time 3 http://127.0.0.1:8099/) && break
+			sleep 0.1
+		done
+		kill $p; echo "$code"'
 	assert_output 200
 }
 
