@@ -365,18 +365,7 @@ forge_record() {
 		   (if $kept | contains("\n\u0001unknown\n") then "?unknown"
 		    else $kept | split("\n")[] | fromjson? | objects | .run | strings end)') ||
 		forge_die 70 "jq failed while recording the verdict"
-	forge_record_json=${out%%"
-"*}
-	# One run ID per line between newlines (just the newlines when none).
-	forge_runs_kept="
-"
-	case $out in
-	*"
-"*) forge_runs_kept="
-${out#*"
-"}
-" ;;
-	esac
+	forge_record_split "$out"
 	forge_timeline_append "$forge_record_json"
 	[ -z "$3" ] || forge_change_write "$3"
 	case $forge_runs_kept in
@@ -387,6 +376,30 @@ ${out#*"
 		forge_runs_kept='' forge_runs_found='' ;;
 	*) forge_runs_prune ;;
 	esac
+}
+
+# forge_record_split TEXT: sets forge_record_json to the first line of TEXT
+# (what forge_record's jq printed) and forge_runs_kept to its other lines, one
+# run ID per line between newlines (just the newlines when none). By field
+# splitting: dash takes time quadratic in the length for ${TEXT#*<newline>},
+# half a minute for the record of a 200 kB command line.
+forge_record_split() {
+	local ifs="$IFS" noglob=
+	case $- in *f*) noglob=1 ;; esac
+	set -f
+	IFS='
+'
+	# shellcheck disable=SC2086 # split on newlines, on purpose
+	set -- $1
+	forge_record_json=${1:-}
+	[ "$#" -eq 0 ] || shift
+	forge_runs_kept="
+"
+	[ "$#" -eq 0 ] || forge_runs_kept="
+$*
+"
+	IFS=$ifs
+	[ -n "$noglob" ] || set +f
 }
 
 # forge_change_write ID: replaces .forge/changes/ID.json by forge_record_json,

@@ -3,14 +3,8 @@
 # updates of the streak and the timeline (SPEC 3.3).
 load test_helper
 
-setup() {
-	load_support
-	forge_test_setup
-	forge_test_repo
-}
+setup() { repo_setup; }
 teardown() { forge_test_teardown; }
-
-streak() { forge-state get .forge/breaker streak; }
 
 @test "FAIL, FAIL, FAIL: the third opens the breaker and exits 2 with the OPEN line" {
 	run forge-verify -- false

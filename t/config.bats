@@ -3,9 +3,7 @@
 load test_helper
 
 setup() {
-	load_support
-	forge_test_setup
-	forge_test_repo
+	repo_setup
 	mkdir -p "$XDG_CONFIG_HOME/forge"
 }
 teardown() { forge_test_teardown; }

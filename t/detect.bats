@@ -7,18 +7,13 @@
 load test_helper
 
 setup() {
-	load_support
-	forge_test_setup
-	forge_test_repo
+	repo_setup
 	# Under `make check` the fixtures' makes would inherit its variables.
 	unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 }
 teardown() { forge_test_teardown; }
 
-last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
-step_runs() { last_record | jq -r '.steps[].run'; }
 commit_all() { git add -A && git commit -q -m fixture; }
-streak() { forge-state get .forge/breaker streak 0; }
 
 # detect: prints the steps detection picks at the current folder.
 detect() {

@@ -15,18 +15,8 @@
 load test_helper
 load net_helper
 
-F=$BATS_TEST_DIRNAME/egress-fixtures
-
 setup_file() {
-	if [ "$(id -u)" != 0 ]; then
-		[ "${CI:-}" != true ] || { echo "CI=true but not root" >&2; return 1; }
-		export EGRESS_SKIP='needs root (network namespaces, nsenter)'
-		return 0
-	fi
-	NET=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-egress.XXXXXX")
-	export NET
-	chmod 755 "$NET"
-	cat >"$NET/hosts" <<-'EOF'
+	net_setup_file forge-egress <<-'EOF' || return 0
 	127.0.0.1 localhost
 	198.51.100.10 api.public.test www.public.test public.test deep.a.public.test
 	198.51.100.10 exact.test www.exact.test sfx.test a.sfx.test xsfx.test
@@ -40,48 +30,22 @@ setup_file() {
 	2001:0:c633:640a::1 teredo.public.test
 	198.18.0.10 bench.public.test
 	EOF
-	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
-	net_build
 	nsenter --target "$PUB" --net -- ip addr add 203.0.113.10/32 dev eth0
 	in_s ip route add 203.0.113.0/24 via 198.51.100.10
-	# A test CA and a certificate for api.public.test (the secrets tests).
-	net_test_cert DNS:api.public.test,DNS:www.public.test,DNS:evil.test
-	# The servers; each logs every request it gets.
-	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
-		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 8443 "$NET/public-tls.log" \
-		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$LAN" --net -- python3 "$F/dns.py" 10.9.0.10 rebind.public.test 198.51.100.10 "$NET/lan-dns.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$S" --net --mount -- python3 "$F/dns.py" 127.0.0.53 rebind.public.test 198.51.100.10 "$NET/dns.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	touch "$NET/public.log" "$NET/public-tls.log" "$NET/lan.log" "$NET/loopback.log" "$NET/dns.log" "$NET/host.log" "$NET/lan-dns.log"
-	# Ready when the public server answers from S.
-	for _ in $(seq 1 100); do
-		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready && break
-		sleep 0.1
-	done
+	# Besides net_servers': TLS on PUB's :8443 too, and the rebinding DNS servers.
+	net_bg nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 8443 "$NET/public-tls.log" \
+		"$NET/srv.pem" "$NET/srv.key"
+	net_bg nsenter --target "$LAN" --net -- python3 "$F/dns.py" 10.9.0.10 rebind.public.test 198.51.100.10 "$NET/lan-dns.log"
+	net_bg nsenter --target "$S" --net --mount -- python3 "$F/dns.py" 127.0.0.53 rebind.public.test 198.51.100.10 "$NET/dns.log"
+	touch "$NET/dns.log" "$NET/lan-dns.log"
+	net_servers
 }
 
-teardown_file() {
-	[ -n "${NET:-}" ] || return 0
-	while read -r pid; do kill "$pid" 2>/dev/null || :; done <"$NET/pids"
-	rm -rf "$NET"
-}
+teardown_file() { net_teardown_file; }
 
 setup() {
 	load_support
-	[ -z "${EGRESS_SKIP:-}" ] || skip "$EGRESS_SKIP"
+	net_skip
 	forge_test_setup
 	# shellcheck source=/dev/null
 	. "$abs_top_builddir/lib-sh/forge.sh"
@@ -91,7 +55,7 @@ setup() {
 }
 
 teardown() {
-	[ -z "${EGRESS_SKIP:-}" ] || return 0
+	[ -z "${NET_SKIP:-}" ] || return 0
 	[ -z "$RELAY" ] || kill "$RELAY" 2>/dev/null || :
 	[ -z "$SB" ] || kill "$SB" 2>/dev/null || :
 	[ ! -d "${ST:-}" ] || in_s sh -c ". '$abs_top_builddir/lib-sh/forge.sh'; forge_net_secrets_stop '$ST'; forge_net_open_stop '$ST'"
@@ -347,7 +311,13 @@ open_egress() {
 	run cat "$NET/lan.log" "$NET/host.log"
 	assert_output ''
 	# The sandbox's own loopback still works.
-	run sb sh -c 'python3 -m http.server -b 127.0.0.1 8099 >/dev/null 2>&1 & p=$!; sleep 1; curl -sS -o /dev/null -w "%{http_code}" --max-time 3 http://127.0.0.1:8099/; kill $p'
+	# (Asked until the server listens: python's start took over a second under load.)
+	run sb sh -c 'python3 -m http.server -b 127.0.0.1 8099 >/dev/null 2>&1 & p=$!
+		for _ in $(seq 100); do
+			code=$(curl -s -o /dev/null -w "%{http_code}" --max-time 3 http://127.0.0.1:8099/) && break
+			sleep 0.1
+		done
+		kill $p; echo "$code"'
 	assert_output 200
 }
 

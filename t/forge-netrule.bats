@@ -186,10 +186,11 @@ bats_require_minimum_version 1.5.0
 }
 
 @test "100k entries on stdin (with duplicates and rejects) complete quickly with the right counts" {
-	{
-		for ((i = 0; i < 100000; i++)); do printf 'host%d.example.com\n' "$i"; done
-		for ((i = 0; i < 1000; i++)); do printf 'HOST%d.Example.COM\nbad%d\n' "$i" "$i"; done
-	} >"$SCRATCH/entries"
+	# One awk, not a loop of 101,000 commands each paying bats' DEBUG trap.
+	awk 'BEGIN {
+		for (i = 0; i < 100000; i++) printf "host%d.example.com\n", i
+		for (i = 0; i < 1000; i++) printf "HOST%d.Example.COM\nbad%d\n", i, i
+	}' >"$SCRATCH/entries"
 	SECONDS=0
 	run --separate-stderr timeout 30 forge-netrule <"$SCRATCH/entries"
 	assert_success

@@ -19,8 +19,6 @@ state_teardown() {
 	fi
 }
 
-now_ms() { date +%s%3N; }
-
 # hold_lock FILE SECS: hold FILE's lock for SECS seconds in the background,
 # the way another forge-state (or util-linux flock) would; sets HOLDER. The
 # subshell execs sleep, so killing HOLDER releases the lock at once.
@@ -34,15 +32,6 @@ hold_lock() {
 	done
 	echo "the lock on $1 was never taken" >&2
 	return 1
-}
-
-# need_strace: strace is required in CI; elsewhere its absence skips.
-need_strace() {
-	# LeakSanitizer cannot run under ptrace (sanitizer builds, make check in CI).
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-	command -v strace >/dev/null && return 0
-	[ "${CI:-}" != true ] || fail "strace is required in CI"
-	skip "strace not installed"
 }
 
 # no_temp_files: no .NAME.XXXXXX temporary file left in $D.

@@ -5,8 +5,6 @@ teardown() { forge_test_teardown; }
 
 bats_require_minimum_version 1.5.0
 
-now_ms() { date +%s%3N; }
-
 # is_running PID: the process exists and is not a zombie (the init of some
 # containers never reaps orphans, so a dead grandchild can linger as one).
 is_running() {

@@ -75,11 +75,13 @@ repo_state() {
 
 # The hostile step: records what it sees, then destroys everything it can
 # in the copy and leaves garbage behind.
+# shellcheck disable=SC2016 # expanded by the step's shell
 HOSTILE_STEP='list-tree copy . >"$COPY_LIST"; pwd >"$COPY_PWD"; rm -rf ./* ./.[!.]* 2>/dev/null; echo garbage >garbage; mkdir -p deep/er && echo x >deep/er/file; chmod -R a-w . 2>/dev/null; true'
 
 # check_copy [FORGE-VERIFY OPTIONS...]: runs the hostile step in a copy and
 # asserts: the copy held exactly the working state; the real repository is
 # unchanged; no copy, temp dir or worktree registration is left.
+# shellcheck disable=SC2154 # lines: set by bats' run
 check_copy() {
 	export COPY_LIST=$SCRATCH/copy.list COPY_PWD=$SCRATCH/copy.pwd
 	rm -f "$COPY_LIST" "$COPY_PWD"

@@ -3,11 +3,7 @@
 # set -eu, in dash, bash and busybox sh (SPEC section 8).
 load test_helper
 
-setup() {
-	load_support
-	forge_test_setup
-	forge_test_repo
-}
+setup() { repo_setup; }
 teardown() { forge_test_teardown; }
 
 @test "bash: sourcing adds only forge_* functions: no variables, options, traps, output or cd" {

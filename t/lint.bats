@@ -17,12 +17,6 @@ shell_files() {
 	done
 }
 
-need() {
-	command -v "$1" >/dev/null && return 0
-	[ "${CI:-}" != true ] || fail "$1 is required in CI"
-	skip "$1 not installed"
-}
-
 @test "shellcheck: the programs, with the library they source" {
 	need shellcheck
 	for f in bin/*.in; do
@@ -58,13 +52,13 @@ need() {
 	assert_output ''
 }
 
-@test "shellcheck: container scripts, benchmarks, CI and the test helper" {
+@test "shellcheck: container scripts, benchmarks, CI and the test helpers" {
 	need shellcheck
 	for f in container/forge-* bench/*.sh .ci/run; do
 		[ -f "$f" ] || continue
 		shellcheck -x "$f"
 	done
-	shellcheck -s bash t/test_helper.bash
+	shellcheck -s bash t/*.bash
 }
 
 @test "every shell file parses under dash, bash and busybox sh" {

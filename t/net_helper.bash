@@ -2,6 +2,78 @@
 # entirely inside network namespaces the test makes (no address or route of
 # the host changes, no traffic leaves the machine).
 
+# The test servers (server.py, dns.py).
+F=$BATS_TEST_DIRNAME/egress-fixtures
+
+# net_setup_file PREFIX: the start of a network file's setup_file. Not as
+# root: exports NET_SKIP (net_skip then skips each test, or fails it in CI)
+# and returns 1. As root: NET, a fresh folder PREFIX.XXXXXX that holds the
+# hosts file from stdin and a resolv.conf naming 127.0.0.53; the scenario
+# (net_build); a test CA and a server certificate (net_test_cert). The
+# caller then starts its servers (net_bg, net_servers).
+net_setup_file() {
+	if [ "$(id -u)" != 0 ]; then
+		export NET_SKIP='needs root (network namespaces, nsenter)'
+		cat >/dev/null
+		return 1
+	fi
+	NET=$(mktemp -d "${BATS_TMPDIR:-/tmp}/$1.XXXXXX")
+	export NET
+	chmod 755 "$NET"
+	cat >"$NET/hosts"
+	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
+	net_build
+	# A test CA and a certificate for api.public.test (the secrets tests).
+	net_test_cert DNS:api.public.test,DNS:www.public.test,DNS:evil.test
+}
+
+# net_skip: in setup, skips the test when setup_file could not build the
+# network (NET_SKIP); in CI (CI=true, as root) fails it instead.
+net_skip() {
+	[ -n "${NET_SKIP:-}" ] || return 0
+	[ "${CI:-}" != true ] || fail "CI=true but $NET_SKIP"
+	skip "$NET_SKIP"
+}
+
+# net_teardown_file: stops every process net_bg started and removes NET.
+net_teardown_file() {
+	[ -n "${NET:-}" ] || return 0
+	while read -r pid; do kill "$pid" 2>/dev/null || :; done <"$NET/pids"
+	rm -rf "$NET"
+}
+
+# net_bg COMMAND...: COMMAND in the background, its PID appended to
+# $NET/pids for net_teardown_file. COMMAND is a program (nsenter), never a
+# function: $! is then the program itself, not a subshell.
+net_bg() {
+	"$@" >/dev/null 2>&1 3>&- &
+	echo "$!" >>"$NET/pids"
+}
+
+# net_servers: the web servers, each logging every request it gets: PUB's
+# :80 ($NET/public.log) and :443 (TLS, $NET/public-tls.log), LAN's :80
+# ($NET/lan.log), S's 127.0.0.1:8080 ($NET/loopback.log) and S's every
+# address :8081 ($NET/host.log). Returns once PUB's, LAN's and S's loopback
+# server answer from S, with every log empty (the tests read them).
+net_servers() {
+	net_bg nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log"
+	net_bg nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
+		"$NET/srv.pem" "$NET/srv.key"
+	net_bg nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log"
+	net_bg nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log"
+	net_bg nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log"
+	for _ in $(seq 1 100); do
+		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready &&
+			in_s curl -s -o /dev/null --max-time 1 http://10.9.0.10/ready &&
+			in_s curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/ready && break
+		sleep 0.1
+	done
+	# (A server logs a request before it answers: the lines of these are in.)
+	for log in public public-tls lan loopback host; do
+		: >"$NET/$log.log"
+	done
+}
+
 # in_s CMD...: runs CMD in the scenario's network and mount namespaces.
 in_s() { nsenter --target "$S" --net --mount -- "$@"; }
 

@@ -11,19 +11,13 @@
 # /var/cache/forge-test-projects, else /tmp/forge-test-projects-UID).
 # t/real-projects.bats (the $FORGE_PROJECTS corpus) is the extended local run.
 load test_helper
+load projects_helper
 
 # Pinned: the npm package whose published tarball carries its tests.
 NPM_PACKAGE=concat-map@0.0.1
 
 setup_file() {
-	# Toolchains that live under the real HOME (rustup), which the tests replace.
-	if [ -z "${RUSTUP_HOME:-}" ] && [ -d "${HOME:-/nonexistent}/.rustup" ]; then
-		export RUSTUP_HOME="$HOME/.rustup"
-	fi
-	if [ -z "${CARGO_HOME:-}" ] && [ -d "${HOME:-/nonexistent}/.cargo" ]; then
-		export CARGO_HOME="$HOME/.cargo"
-	fi
-	unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+	projects_setup_file
 	if [ -z "${FORGE_TEST_CACHE:-}" ]; then
 		FORGE_TEST_CACHE=/var/cache/forge-test-projects
 		mkdir -p "$FORGE_TEST_CACHE" 2>/dev/null && [ -w "$FORGE_TEST_CACHE" ] ||
@@ -43,16 +37,7 @@ setup() {
 	load_support
 	forge_test_setup
 }
-teardown() {
-	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
-		tail -n 40 -- "$SCRATCH/verify.err" "$SCRATCH/by-hand.log" 2>/dev/null || :
-	fi
-	forge_test_teardown
-}
-
-need() {
-	command -v "$1" >/dev/null || fail "$1 is required (build-aux/install-deps installs it)"
-}
+teardown() { projects_teardown; }
 
 # deb_source PACKAGE PATH: extracts Debian's PACKAGE (downloaded once into
 # the cache) into the scratch folder and sets SRC to PATH inside it.
@@ -83,15 +68,6 @@ project() {
 	cp -R "$REPO" "$HAND"
 	rm -rf "$HAND/.git"
 	cd "$REPO" || return
-}
-
-# by_hand COMMAND...: runs each shell COMMAND in $HAND in order, stopping at
-# the first failure; prints PASS or FAIL.
-by_hand() {
-	for cmd in "$@"; do
-		(cd "$HAND" && sh -c "$cmd") >>"$SCRATCH/by-hand.log" 2>&1 || { echo FAIL; return 0; }
-	done
-	echo PASS
 }
 
 # verify [OPTIONS...]: forge-verify OPTIONS --json in $REPO; sets verdict,

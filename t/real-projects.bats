@@ -8,18 +8,10 @@
 # and a one-line break of a test giving FAIL. Nothing is fetched from outside
 # except npm packages from the npm registry (SPEC 3.1, 3.2, 3.5).
 load test_helper
+load projects_helper
 
 setup_file() {
-	# rustup keeps its toolchains under the real HOME, which the tests replace.
-	if [ -z "${RUSTUP_HOME:-}" ] && [ -d "${HOME:-/nonexistent}/.rustup" ]; then
-		export RUSTUP_HOME="$HOME/.rustup"
-	fi
-	if [ -z "${CARGO_HOME:-}" ] && [ -d "${HOME:-/nonexistent}/.cargo" ]; then
-		export CARGO_HOME="$HOME/.cargo"
-	fi
-	# Under `make check` the projects' own makes would inherit its variables
-	# (TESTS=... among them).
-	unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+	projects_setup_file
 	# Nothing may come from the network but npm packages.
 	export GOPROXY=off GOTOOLCHAIN=local CARGO_NET_OFFLINE=true
 	export npm_config_cache="$BATS_FILE_TMPDIR/npm-cache" npm_config_audit=false npm_config_fund=false \
@@ -39,19 +31,7 @@ setup() {
 	load_support
 	forge_test_setup
 }
-teardown() {
-	# A failure is easier to read with what forge-verify and the hand run said.
-	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
-		tail -n 40 -- "$SCRATCH/verify.err" "$SCRATCH/by-hand.log" 2>/dev/null || :
-	fi
-	forge_test_teardown
-}
-
-need() {
-	command -v "$1" >/dev/null && return 0
-	[ "${CI:-}" != true ] || fail "$1 is required in CI (build-aux/install-deps installs it)"
-	skip "$1 not installed"
-}
+teardown() { projects_teardown; }
 
 # project NAME: clones the corpus's NAME.bundle as the real repository $REPO
 # and as $HAND (where the tests are run by hand); cd to $REPO. Without the
@@ -71,15 +51,6 @@ project() {
 node_modules() {
 	cp -al "$BATS_FILE_TMPDIR/node/node_modules" "$1/" 2>/dev/null ||
 		cp -a "$BATS_FILE_TMPDIR/node/node_modules" "$1/"
-}
-
-# by_hand COMMAND...: runs each shell COMMAND in $HAND in order, as a user
-# would, stopping at the first failure; prints PASS or FAIL.
-by_hand() {
-	for cmd in "$@"; do
-		(cd "$HAND" && sh -c "$cmd") >>"$SCRATCH/by-hand.log" 2>&1 || { echo FAIL; return 0; }
-	done
-	echo PASS
 }
 
 # verify [OPTIONS...]: forge-verify --isolated OPTIONS --json in $REPO; sets

@@ -6,16 +6,7 @@
 load test_helper
 load sandbox_helper
 
-setup() {
-	sandbox_setup
-	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
-		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
-		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
-	fi
-	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
-	NAME=$(expected_name "$REPO")
-	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
-}
+setup() { bwrap_setup; }
 
 teardown() {
 	# A commondir a test planted would make rm refuse the repository.
@@ -26,44 +17,6 @@ teardown() {
 	done
 	[ -z "${NOBODY_REPO:-}" ] || as_nobody forge-sandbox rm "$NOBODY_REPO" >/dev/null 2>&1 || :
 	forge_test_teardown
-}
-
-# user_config JSON: the user's forge configuration.
-user_config() {
-	mkdir -p "$XDG_CONFIG_HOME/forge"
-	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
-}
-
-# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
-# HOME under the scratch folder.
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
-		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
-		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
-}
-
-# in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
-in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
-
-# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
-# HOME under the scratch folder (as in t/sandbox-bwrap.bats).
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
-		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
-		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
-}
-
-# nobody_sandbox: NOBODY_REPO, a repository nobody owns, with its sandbox
-# up as nobody (an allow-list: open egress needs /dev/net/tun open to nobody).
-nobody_sandbox() {
-	chmod 755 "$SCRATCH"
-	mkdir -p "$SCRATCH/nobody/.config/forge" "$SCRATCH/nobody/tmp"
-	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
-		>"$SCRATCH/nobody/.config/forge/config.json"
-	make_repo "$SCRATCH/nobody/repo"
-	chown -R 65534:65534 "$SCRATCH/nobody"
-	NOBODY_REPO=$SCRATCH/nobody/repo
-	as_nobody forge-sandbox up "$NOBODY_REPO" >/dev/null
 }
 
 # kernel_interfaces_hold RUNNER...: what RUNNER (forge-sandbox exec ... --)

@@ -7,16 +7,7 @@ load test_helper
 load sandbox_helper
 load container-fixtures/docker
 
-setup() {
-	sandbox_setup
-	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
-		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
-		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
-	fi
-	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
-	NAME=$(expected_name "$REPO")
-	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
-}
+setup() { bwrap_setup; }
 
 teardown() {
 	# Whatever a test left running goes with the sandbox.
@@ -29,15 +20,6 @@ teardown() {
 	docker_unlock
 	forge_test_teardown
 }
-
-# user_config JSON: the user's forge configuration.
-user_config() {
-	mkdir -p "$XDG_CONFIG_HOME/forge"
-	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
-}
-
-# in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
-in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 
 init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 
@@ -356,14 +338,6 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 	assert_failure
 	[ ! -e "$STATE" ]
 	REPO=
-}
-
-# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
-# HOME under the scratch folder.
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
-		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
-		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
 }
 
 @test "an unprivileged user: up, exec, ownership, limits warned about, rm" {

@@ -24,28 +24,6 @@ teardown() {
 	forge_test_teardown
 }
 
-need_bwrap() {
-	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
-		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
-		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
-	fi
-	BWRAP=1
-}
-
-# user_config JSON: the user's forge configuration.
-user_config() {
-	mkdir -p "$XDG_CONFIG_HOME/forge"
-	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
-}
-
-# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
-# HOME and state under $SCRATCH/nobody (as in t/sandbox-bwrap.bats).
-as_nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
-		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
-		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
-}
-
 # json_shape FILE NAME BACKEND: the document of SPEC 4.6, with every probe
 # once, in order, with its class; prints nothing, fails on a difference.
 json_shape() {
@@ -90,14 +68,7 @@ nothing_left() {
 @test "check: a healthy namespace sandbox of an unprivileged user: every probe held, exit 0" {
 	need_bwrap
 	[ "$(id -u)" = 0 ] || skip "needs root to become the unprivileged user nobody"
-	chmod 755 "$SCRATCH"
-	mkdir -p "$SCRATCH/nobody/.config/forge" "$SCRATCH/nobody/tmp"
-	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
-		>"$SCRATCH/nobody/.config/forge/config.json"
-	make_repo "$SCRATCH/nobody/repo"
-	chown -R 65534:65534 "$SCRATCH/nobody"
-	NOBODY_REPO=$SCRATCH/nobody/repo
-	as_nobody forge-sandbox up "$NOBODY_REPO" >/dev/null 2>&1
+	nobody_sandbox
 	run --separate-stderr as_nobody forge-sandbox check "$NOBODY_REPO" --json
 	printf '%s\n' "$output" >"$SCRATCH/check.json"
 	jq -r '.probes[] | select(.held | not) | "\(.name): \(.detail)"' "$SCRATCH/check.json"

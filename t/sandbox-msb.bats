@@ -4,7 +4,8 @@
 # doctor, ls, rm, prune, secret convergence through msb modify/inspect, and
 # up's real ls / images / create calls. Sandbox records are made once for
 # the file: a tiny image is loaded, and `msb create` leaves a Stopped record
-# when the boot fails. Without msb these tests skip (fail with CI=true).
+# when the boot fails (at once: setup_file gives msb an empty libkrunfw).
+# Without msb these tests skip (fail with CI=true).
 load test_helper
 load sandbox_helper
 
@@ -17,6 +18,13 @@ setup_file() {
 	FILE_DIR=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-msb.XXXXXX")
 	FILE_DIR=$(cd "$FILE_DIR" && pwd -P)
 	export FILE_DIR FILE_MSB_HOME="$FILE_DIR/msb-home" FILE_STATE_HOME="$FILE_DIR/state"
+	# No VM boots here, and msb takes 20-45 s to find out (KVM fails, or the
+	# guest hangs in Starting). An empty libkrunfw makes the same boot fail at
+	# once, after everything forge's calls reach (parsing, the record, the
+	# volumes, the start): the same `failed to start "NAME"`, exit 1 and
+	# Stopped record, in a fraction of a second. msb doctor does not read it.
+	: >"$FILE_DIR/libkrunfw.so"
+	export MSB_LIBKRUNFW_PATH="$FILE_DIR/libkrunfw.so"
 	export MSB_HOME=$FILE_MSB_HOME XDG_STATE_HOME=$FILE_STATE_HOME
 	export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.invalid GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.invalid

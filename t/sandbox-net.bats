@@ -15,57 +15,22 @@ load test_helper
 load sandbox_helper
 load net_helper
 
-F=$BATS_TEST_DIRNAME/egress-fixtures
-
 setup_file() {
-	if [ "$(id -u)" != 0 ]; then
-		[ "${CI:-}" != true ] || { echo "CI=true but not root" >&2; return 1; }
-		export NET_SKIP='needs root (network namespaces, nsenter)'
-		return 0
-	fi
-	NET=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-sandbox-net.XXXXXX")
-	export NET
-	chmod 755 "$NET"
-	cat >"$NET/hosts" <<-'EOF'
+	net_setup_file forge-sandbox-net <<-'EOF' || return 0
 	127.0.0.1 localhost
 	198.51.100.10 api.public.test www.public.test
 	127.0.0.1 loop.public.test
 	10.9.0.10 lan.public.test
 	EOF
-	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
-	net_build
 	in_s ip route add default via 198.51.100.10
-	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	# A test CA and a certificate for api.public.test (the secrets test).
-	net_test_cert DNS:api.public.test
-	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 443 "$NET/public-tls.log" \
-		"$NET/srv.pem" "$NET/srv.key" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	# nsenter itself (not in_s, a function: $! would be its subshell), so teardown_file kills it.
-	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 127.0.0.1 8080 "$NET/loopback.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$S" --net --mount -- python3 "$F/server.py" 0.0.0.0 8081 "$NET/host.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	for _ in $(seq 1 100); do
-		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready &&
-			in_s curl -s -o /dev/null --max-time 1 http://10.9.0.10/ready &&
-			in_s curl -s -o /dev/null --max-time 1 http://127.0.0.1:8080/ready && break
-		sleep 0.1
-	done
+	net_servers
 }
 
-teardown_file() {
-	[ -n "${NET:-}" ] || return 0
-	while read -r pid; do kill "$pid" 2>/dev/null || :; done <"$NET/pids"
-	rm -rf "$NET"
-}
+teardown_file() { net_teardown_file; }
 
 setup() {
 	load_support
-	[ -z "${NET_SKIP:-}" ] || skip "$NET_SKIP"
+	net_skip
 	sandbox_setup
 	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
 		fail "bwrap cannot create user namespaces on this host, as root"
@@ -96,16 +61,11 @@ net_config() {
 # egress then goes out), from the repository.
 up_in_s() { in_s sh -c 'cd "$1" && exec forge-sandbox up' sh "$REPO"; }
 
-in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
-
 # slirp_for PID: the PIDs of the slirp4netns processes attached to the
-# network namespace of the sandbox whose init is PID (by command line).
+# network namespace of the sandbox whose init is PID (by command line: one
+# pgrep, as in running_with).
 slirp_for() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q "^slirp4netns .*/proc/$1/ns/net " && basename "$(dirname "$f")"
-	done
-	return 0
+	pgrep -f -- "^slirp4netns .*/proc/$1/ns/net " || :
 }
 
 # net_pids PIDFILE...: the PIDs these files hold (none when they are gone).

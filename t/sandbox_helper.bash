@@ -20,6 +20,60 @@ sandbox_setup() {
 	REPO=$(pwd -P)
 }
 
+# bwrap_setup: sandbox_setup for a file of real namespace sandboxes: bwrap
+# must work here (need_bwrap); the user's configuration selects the bwrap
+# backend on the host's root filesystem. Sets NAME (the sandbox's name) and
+# STATE (its state folder).
+# shellcheck disable=SC2034 # NAME, STATE: for the tests
+bwrap_setup() {
+	sandbox_setup
+	need_bwrap
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
+	NAME=$(expected_name "$REPO")
+	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
+}
+
+# need_bwrap: skip the test (fail it in CI) when bwrap cannot create user
+# and network namespaces here; sets BWRAP (a namespace sandbox may be up).
+# shellcheck disable=SC2034 # BWRAP: for the file's teardown
+need_bwrap() {
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
+		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
+	fi
+	BWRAP=1
+}
+
+# user_config JSON: the user's forge configuration.
+user_config() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
+in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
+
+# as_nobody COMMAND...: COMMAND as the unprivileged user nobody, with its own
+# HOME, state, configuration, cache and TMPDIR under $SCRATCH/nobody.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$SCRATCH/nobody" \
+		XDG_STATE_HOME="$SCRATCH/nobody/.local/state" XDG_CONFIG_HOME="$SCRATCH/nobody/.config" \
+		XDG_CACHE_HOME="$SCRATCH/nobody/.cache" TMPDIR="$SCRATCH/nobody/tmp" "$@"
+}
+
+# nobody_sandbox: NOBODY_REPO, a repository nobody owns, with its sandbox
+# up as nobody (an allow-list: open egress needs /dev/net/tun open to nobody).
+nobody_sandbox() {
+	chmod 755 "$SCRATCH"
+	mkdir -p "$SCRATCH/nobody/.config/forge" "$SCRATCH/nobody/tmp"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
+		>"$SCRATCH/nobody/.config/forge/config.json"
+	make_repo "$SCRATCH/nobody/repo"
+	chown -R 65534:65534 "$SCRATCH/nobody"
+	NOBODY_REPO=$SCRATCH/nobody/repo
+	as_nobody forge-sandbox up "$NOBODY_REPO" >/dev/null
+}
+
 # need_msb: skip the test (fail it in CI) when the real msb is missing.
 need_msb() {
 	if [ -n "$REAL_MSB" ] && [ -x "$REAL_MSB" ]; then
@@ -134,10 +188,7 @@ make_msb_image() {
 # select_msb_backend: the user's configuration selects the msb backend, for
 # the tests about msb's argv and calls (auto would pick the namespace
 # backend on a host that cannot boot microVMs).
-select_msb_backend() {
-	mkdir -p "$XDG_CONFIG_HOME/forge"
-	printf '{"sandbox": {"backend": "msb"}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
-}
+select_msb_backend() { user_config '{"sandbox": {"backend": "msb"}}'; }
 
 # alive PID: true when PID is a live process (not a zombie).
 alive() {
@@ -149,10 +200,13 @@ alive() {
 
 # running_with MARKER: true when a live process on this host has MARKER in
 # its command line (the sandbox's processes are host processes too).
+# (pgrep -f matches the same text: the arguments joined by spaces. One
+# pgrep reads every command line; a pipe per process took seconds on a
+# busy host, in every iteration of the tests' wait loops.)
 running_with() {
-	local f
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "$1" && alive "$(basename "$(dirname "$f")")" && return 0
+	local pid
+	for pid in $(pgrep -f -- "$1"); do
+		alive "$pid" && return 0
 	done
 	return 1
 }

@@ -41,11 +41,48 @@ forge_test_setup() {
 	git config --global protocol.file.allow always
 }
 
+# repo_setup: the setup of a file whose tests run in a scratch repository.
+repo_setup() {
+	load_support
+	forge_test_setup
+	forge_test_repo
+}
+
 forge_test_teardown() {
 	[ -n "${SCRATCH:-}" ] || return 0
 	chmod -R u+w "$SCRATCH" 2>/dev/null || true
 	rm -rf "$SCRATCH"
 }
+
+# need PROGRAM: skip the test when PROGRAM is not installed; in CI
+# (CI=true), where build-aux/install-deps installs everything, fail it.
+need() {
+	command -v "$1" >/dev/null && return 0
+	[ "${CI:-}" != true ] || fail "$1 is required in CI (build-aux/install-deps installs it)"
+	skip "$1 not installed"
+}
+
+# need_strace: need strace, and LeakSanitizer off for the test: it cannot
+# run under ptrace (in CI's sanitizer pass a traced helper would fail at
+# exit; leaks are checked by every other test there).
+need_strace() {
+	need strace
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+}
+
+# now_ms: milliseconds since the epoch.
+now_ms() { date +%s%3N; }
+
+# last_record: the last verify record of the timeline of the repository at
+# the current folder.
+last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
+
+# step_runs: the run strings of the last record's steps, one per line.
+step_runs() { last_record | jq -r '.steps[].run'; }
+
+# streak: the failure streak the breaker file holds (nothing, and status 1,
+# when it holds none).
+streak() { forge-state get .forge/breaker streak; }
 
 # forge_test_repo: a scratch repository with one commit as $REPO; cd there.
 forge_test_repo() {

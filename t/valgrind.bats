@@ -6,10 +6,7 @@ load test_helper
 setup() {
 	load_support
 	forge_test_setup
-	if ! command -v valgrind >/dev/null; then
-		[ "${CI:-}" != true ] || fail "valgrind is required in CI"
-		skip "valgrind not installed"
-	fi
+	need valgrind
 	H=$abs_top_builddir/helpers
 	F=$SCRATCH/state
 }

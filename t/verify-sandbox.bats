@@ -7,15 +7,7 @@
 load test_helper
 load sandbox_helper
 
-setup() {
-	sandbox_setup
-	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
-		[ "${CI:-}" != true ] || fail "bwrap cannot create user namespaces on this CI host"
-		skip "this host cannot create user namespaces (bwrap --unshare-user fails)"
-	fi
-	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
-	NAME=$(expected_name "$REPO")
-}
+setup() { bwrap_setup; }
 
 teardown() {
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
@@ -28,15 +20,6 @@ teardown() {
 	done
 	forge_test_teardown
 }
-
-# user_config JSON: the user's forge configuration.
-user_config() {
-	mkdir -p "$XDG_CONFIG_HOME/forge"
-	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
-}
-
-# last_record: the last verify record of the timeline.
-last_record() { grep -F '"event":"verify"' "$REPO/.forge/timeline.jsonl" | tail -n 1; }
 
 @test "--sandbox: the step runs in the worktree's namespace sandbox as uid 1000, in the same directory, with FORGE_VERIFY*" {
 	mkdir -p "$REPO/sub"
@@ -76,10 +59,7 @@ last_record() { grep -F '"event":"verify"' "$REPO/.forge/timeline.jsonl" | tail 
 		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i" || { cat "$SCRATCH/out.$i"; false; }
 	done
 	# One namespace sandbox: one bwrap with its hostname.
-	n=0
-	for f in /proc/[0-9]*/cmdline; do
-		tr '\0' ' ' 2>/dev/null <"$f" | grep -q -e "^bwrap .*--hostname $NAME " && n=$((n + 1))
-	done
+	n=$(pgrep -c -f -- "^bwrap .*--hostname $NAME ") || :
 	[ "$n" = 1 ]
 	[ ! -e "$XDG_STATE_HOME/forge/sandboxes/$NAME.up" ]
 }

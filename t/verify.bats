@@ -3,17 +3,8 @@
 # state on the real repository, exit codes (SPEC 3.1-3.3).
 load test_helper
 
-setup() {
-	load_support
-	forge_test_setup
-	forge_test_repo
-}
+setup() { repo_setup; }
 teardown() { forge_test_teardown; }
-
-# last_record: the last verify event of the timeline.
-last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
-# step_runs: the run strings of the last record's steps, one per line.
-step_runs() { last_record | jq -r '.steps[].run'; }
 
 # stub TOOL: a stand-in for an external build tool that logs its argv.
 stub() {
@@ -700,13 +691,6 @@ JSON
 }
 
 # --- what a run costs (issue 23) ---------------------------------------------
-
-# need_strace: strace is required in CI; elsewhere its absence skips.
-need_strace() {
-	command -v strace >/dev/null && return 0
-	[ "${CI:-}" != true ] || fail "strace is required in CI"
-	skip "strace not installed"
-}
 
 # execs_of ARG...: runs forge-verify ARG... (under FORGE_TEST_SHELL when set)
 # with every execve traced; sets EXECS to the number of execve calls (failed
