@@ -330,6 +330,8 @@ shell_in() {
 	chmod 620 "$optout"
 	shell_in "$B" hostname
 	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: writable by group or others" "$SCRATCH/opencode.log"
+	assert_output 1
 	# A symlink to a file in the worktree, which the sandbox writes: ignored.
 	printf 'session %s\n' "$A" >"$REPO/optout"
 	chmod 600 "$REPO/optout"
@@ -337,6 +339,8 @@ shell_in() {
 	ln -s "$REPO/optout" "$optout"
 	shell_in "$A" hostname
 	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: a symlink" "$SCRATCH/opencode.log"
+	assert_output 1
 	# The folder a symlink into the worktree: ignored too.
 	mv "$XDG_CONFIG_HOME/forge" "$REPO/forge-config"
 	rm "$REPO/forge-config/opencode-host"
@@ -344,4 +348,15 @@ shell_in() {
 	ln -s "$REPO/forge-config" "$XDG_CONFIG_HOME/forge"
 	shell_in "$A" hostname
 	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: inside the command's directory" "$SCRATCH/opencode.log"
+	assert_output 1
+	# A FIFO there (a read would block opencode): ignored, and nothing waits.
+	rm "$REPO/forge-config/opencode-host"
+	mkfifo -m 600 "$REPO/forge-config/opencode-host"
+	rm "$XDG_CONFIG_HOME/forge"
+	mv "$REPO/forge-config" "$XDG_CONFIG_HOME/forge"
+	shell_in "$A" hostname
+	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: not a regular file" "$SCRATCH/opencode.log"
+	assert_output 1
 }
