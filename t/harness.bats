@@ -29,25 +29,26 @@ setup() {
 	mkdir -p "$XDG_CONFIG_HOME/forge"
 	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
 	NAME=$(forge-sandbox up "$REPO" 2>/dev/null) || fail "forge-sandbox up failed"
-	OC_PID='' LLM_PID=''
+	OC_PID='' LLM_PID='' BG_PID=''
 }
 
 teardown() {
 	# Only the processes this test started, by their ids.
 	[ -z "${OC_PID:-}" ] || { kill "$OC_PID" 2>/dev/null; wait "$OC_PID" 2>/dev/null; } || :
 	[ -z "${LLM_PID:-}" ] || { kill "$LLM_PID" 2>/dev/null; wait "$LLM_PID" 2>/dev/null; } || :
+	[ -z "${BG_PID:-}" ] || { kill "$BG_PID" 2>/dev/null; wait "$BG_PID" 2>/dev/null; } || :
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
 	forge_test_teardown
 }
 
-# llm_start COMMAND: a scripted OpenAI-compatible chat endpoint on loopback.
+# llm_start COMMAND [JSON]: a scripted OpenAI-compatible chat endpoint on loopback.
 # The first request that offers tools gets one call of the bash tool running
-# COMMAND; any other (the turn after it, a title) gets "done". Every request body is logged, one JSON per line, to $LLM_LOG.
+# COMMAND (with the arguments in the JSON object added, a timeout say); any other (the turn after it, a title) gets "done". Every request body is logged, one JSON per line, to $LLM_LOG.
 llm_start() {
 	LLM_LOG=$SCRATCH/llm.log
 	cat >"$SCRATCH/llm.py" <<'EOF'
 import http.server, json, sys
-port_file, log, command = sys.argv[1:4]
+port_file, log, command, extra = sys.argv[1:5]
 calls = 0
 class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
@@ -59,7 +60,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         global calls
         if body.get("tools") and calls == 0:
             calls += 1
-            args = json.dumps({"command": command, "description": "probe"})
+            args = json.dumps(dict({"command": command, "description": "probe"}, **json.loads(extra)))
             delta = {"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
                                                          "function": {"name": "bash", "arguments": args}}]}
             finish = "tool_calls"
@@ -90,7 +91,7 @@ import os
 os.rename(port_file + ".tmp", port_file)
 server.serve_forever()
 EOF
-	python3 "$SCRATCH/llm.py" "$SCRATCH/llm.port" "$LLM_LOG" "$1" </dev/null >"$SCRATCH/llm.out" 2>&1 &
+	python3 "$SCRATCH/llm.py" "$SCRATCH/llm.port" "$LLM_LOG" "$1" "${2:-"{}"}" </dev/null >"$SCRATCH/llm.out" 2>&1 &
 	LLM_PID=$!
 	for _ in $(seq 100); do [ -s "$SCRATCH/llm.port" ] && break; sleep 0.1; done
 	LLM_PORT=$(cat "$SCRATCH/llm.port") || fail "the scripted endpoint did not start: $(cat "$SCRATCH/llm.out")"
@@ -147,6 +148,34 @@ oc_session() {
 	oc_post /session '{}'
 	SESSION=$(jq -r .id <<<"$output")
 	[ -n "$SESSION" ] && [ "$SESSION" != null ] || fail "no session: $output"
+}
+
+# inside_group PGID: the processes of process group PGID inside the sandbox,
+# one "PID STATE" a line, as the sandbox's own /proc shows them (zombies
+# not yet reaped included).
+inside_group() {
+	# shellcheck disable=SC2016 # expanded by the shell inside
+	forge-sandbox exec "$REPO" -- sh -c 'for f in /proc/[0-9]*/stat; do
+		s=$(cat "$f" 2>/dev/null) || continue
+		set -- ${s##*) }
+		[ "$3" != "$0" ] || echo "${f#/proc/}" "$1"
+	done' "$1"
+}
+
+# await_group PGID COUNT: waits (at most 30 s) until inside_group PGID lists
+# COUNT processes; the list in $output.
+await_group() {
+	for _ in $(seq 300); do
+		run inside_group "$1"
+		[ "${#lines[@]}" -ne "$2" ] || return 0
+		sleep 0.1
+	done
+}
+
+# await_file FILE: waits (at most 60 s) until FILE is not empty.
+await_file() {
+	for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.1; done
+	fail "$1 did not appear"
 }
 
 @test "opencode's session shell (the TUI's !cmd): the command runs inside the worktree's sandbox" {
@@ -210,4 +239,124 @@ no-shadow"
 	run jq -r 'select(.tools) | .messages[-1] | select(.role == "tool") | .content' "$LLM_LOG"
 	assert_output 'forge-shell: error: no sandbox for this session; refusing to run on the host'
 	[ ! -e "$REPO/ran-here" ]
+}
+
+@test "opencode's abort of a session shell command: its whole process group inside the sandbox is gone" {
+	oc_start
+	oc_session
+	# The command's process group (the sandbox's numbering), read by cut
+	# (in that group: no job control), then a child in the background and
+	# one in the foreground.
+	curl -sS --max-time 300 -X POST -H 'Content-Type: application/json' \
+		-d '{"agent": "build", "command": "cut -d\" \" -f5 /proc/self/stat >pgid; sleep 271 & sleep 272; echo not-aborted >after"}' \
+		"$OC_URL/session/$SESSION/shell?directory=$REPO" >"$SCRATCH/shell.out" 2>&1 &
+	BG_PID=$!
+	await_file "$REPO/pgid"
+	PG=$(cat "$REPO/pgid")
+	# bash and its two sleeps, running inside.
+	await_group "$PG" 3
+	assert_equal "${#lines[@]}" 3
+	oc_post "/session/$SESSION/abort" '{}'
+	assert_output true
+	wait "$BG_PID"
+	BG_PID=''
+	await_group "$PG" 0
+	assert_output ''
+	[ ! -e "$REPO/after" ]
+}
+
+@test "opencode's timeout of the agent's bash tool: a command that ignores SIGTERM is killed with its process group inside" {
+	# It ignores SIGTERM (so do its children): opencode's SIGKILL of
+	# forge-shell, 3 s later, must take the group inside with it.
+	llm_start 'trap "" TERM; cut -d" " -f5 /proc/self/stat >pgid; sleep 273 & sleep 274; echo not-killed >after' '{"timeout": 5000}'
+	oc_start
+	oc_session
+	curl -sS --max-time 300 -X POST -H 'Content-Type: application/json' \
+		-d '{"parts": [{"type": "text", "text": "run the probe"}], "model": {"providerID": "scripted", "modelID": "scripted"}}' \
+		"$OC_URL/session/$SESSION/message?directory=$REPO" >"$SCRATCH/message.out" 2>&1 &
+	BG_PID=$!
+	await_file "$REPO/pgid"
+	PG=$(cat "$REPO/pgid")
+	await_group "$PG" 3
+	assert_equal "${#lines[@]}" 3
+	wait "$BG_PID"
+	BG_PID=''
+	await_group "$PG" 0
+	assert_output ''
+	[ ! -e "$REPO/after" ]
+	run jq -r 'select(.tools) | .messages[] | select(.role == "tool") | .content' "$LLM_LOG"
+	assert_output --partial 'shell tool terminated command after exceeding timeout 5000 ms'
+}
+
+@test "opencode's agent bash tool: a failing command's exit status and output reach the model" {
+	llm_start 'echo failing >&2; exit 7'
+	oc_start
+	oc_session
+	oc_post "/session/$SESSION/message" '{"parts": [{"type": "text", "text": "run the probe"}], "model": {"providerID": "scripted", "modelID": "scripted"}}'
+	run jq -r '.parts[] | select(.type == "tool" and .tool == "bash") | .state.metadata.exit' < <(curl -sS "$OC_URL/session/$SESSION/message?directory=$REPO" | jq -c '.[]')
+	assert_output 7
+	run jq -r 'select(.tools) | .messages[] | select(.role == "tool") | .content' "$LLM_LOG"
+	assert_output failing
+}
+
+# shell_in SESSION COMMAND: COMMAND through SESSION's shell; its output in $output.
+shell_in() {
+	oc_post "/session/$1/shell" "$(jq -cn --arg c "$2" '{agent: "build", command: $c}')"
+	output=$(jq -r '.parts[0].state.output' <<<"$output")
+}
+
+@test "per-session host opt-out: only a session or directory named in the user's ~/.config/forge/opencode-host runs on the host" {
+	oc_start
+	oc_session
+	A=$SESSION
+	oc_session
+	B=$SESSION
+	optout=$XDG_CONFIG_HOME/forge/opencode-host
+	printf 'session %s\n' "$A" >"$optout"
+	chmod 600 "$optout"
+	shell_in "$A" hostname
+	assert_output "$(hostname)"
+	shell_in "$B" hostname
+	assert_output "$NAME"
+	# Read for every command: a removed line counts no more.
+	: >"$optout"
+	shell_in "$A" hostname
+	assert_output "$NAME"
+	# A directory: every session's commands in it or below it.
+	printf 'directory %s\n' "$REPO" >"$optout"
+	shell_in "$B" hostname
+	assert_output "$(hostname)"
+	# Writable by others: ignored.
+	chmod 620 "$optout"
+	shell_in "$B" hostname
+	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: writable by group or others" "$SCRATCH/opencode.log"
+	assert_output 1
+	# A symlink to a file in the worktree, which the sandbox writes: ignored.
+	printf 'session %s\n' "$A" >"$REPO/optout"
+	chmod 600 "$REPO/optout"
+	rm "$optout"
+	ln -s "$REPO/optout" "$optout"
+	shell_in "$A" hostname
+	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: a symlink" "$SCRATCH/opencode.log"
+	assert_output 1
+	# The folder a symlink into the worktree: ignored too.
+	mv "$XDG_CONFIG_HOME/forge" "$REPO/forge-config"
+	rm "$REPO/forge-config/opencode-host"
+	cp -p "$REPO/optout" "$REPO/forge-config/opencode-host"
+	ln -s "$REPO/forge-config" "$XDG_CONFIG_HOME/forge"
+	shell_in "$A" hostname
+	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: inside the command's directory" "$SCRATCH/opencode.log"
+	assert_output 1
+	# A FIFO there (a read would block opencode): ignored, and nothing waits.
+	rm "$REPO/forge-config/opencode-host"
+	mkfifo -m 600 "$REPO/forge-config/opencode-host"
+	rm "$XDG_CONFIG_HOME/forge"
+	mv "$REPO/forge-config" "$XDG_CONFIG_HOME/forge"
+	shell_in "$A" hostname
+	assert_output "$NAME"
+	run grep -c "forge: ignoring $optout: not a regular file" "$SCRATCH/opencode.log"
+	assert_output 1
 }

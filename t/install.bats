@@ -69,7 +69,10 @@ clean_srcdir() {
 	run node --check "$SCRATCH/forge.mjs"
 	assert_success
 	run grep -E '^import ' "$prefix/share/forge/opencode/forge.js"
-	assert_output 'import { execFile } from "node:child_process"'
+	assert_line 'import { execFile } from "node:child_process"'
+	# No import line that takes anything but node's own modules.
+	run grep -vE '^import \{ [A-Za-z, ]+ \} from "node:[a-z_]+"$' <<<"$output"
+	assert_failure 1
 	make -s install DESTDIR="$SCRATCH/stage" >/dev/null
 	[ "$(readlink "$SCRATCH/stage$prefix/libexec/forge/bash")" = "$prefix/bin/forge-shell" ]
 	make -s uninstall >/dev/null
