@@ -146,7 +146,7 @@ forge_bwrap_write() {
 }
 
 # forge_bwrap_limits_set NAME MEMORY CPUS: makes NAME's cgroups with the
-# memory limit MEMORY (msb size syntax: <n>g or <n>m), a CPU quota of CPUS
+# memory limit MEMORY (MiB, the plan's "memory"), a CPU quota of CPUS
 # and a pids limit; sets forge_bwrap_join to their cgroup.procs files, one
 # per line. Warns and sets nothing when the host does not let it.
 forge_bwrap_limits_set() {
@@ -156,10 +156,7 @@ forge_bwrap_limits_set() {
 		forge_warn "no writable cgroup here (${forge_bwrap_cgroup_kind:-no cgroup filesystem}): $1 runs without its memory and cpu limits (CPU affinity only)"
 		return 0
 	fi
-	case $2 in
-	*g) forge_bls_bytes=$((${2%g} * 1073741824)) ;;
-	*) forge_bls_bytes=$((${2%m} * 1048576)) ;;
-	esac
+	forge_bls_bytes=$(($2 * 1048576))
 	forge_bls_rest=$forge_bwrap_cgroup_dirs
 	while [ -n "$forge_bls_rest" ]; do
 		forge_bls_dir=${forge_bls_rest%%'
@@ -442,20 +439,19 @@ forge_bwrap_render() {
 		--setenv XDG_CACHE_HOME "$forge_bwrap_home/.cache" --setenv TMPDIR /tmp \
 		--setenv FORGE_SANDBOX_BACKEND bwrap
 	# The network (forge-net.sh): what the sandbox must see of it at start.
-	forge_net_mode "$forge_sandbox_egress" "$forge_sandbox_secrets"
+	forge_net_mode "$forge_sandbox_egress_mode" "$forge_sandbox_secrets"
 	forge_bwrap_netmode=$forge_net_mode
 	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"
 	forge_bwrap_add --chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 
 	# sandbox.network.env names: their values travel with each exec.
 	forge_bwrap_env_names=
-	forge_br_rest=$forge_sp_env
+	forge_br_rest=$forge_sandbox_env
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
 '*}
 		forge_br_rest=${forge_br_rest#*'
 '}
-		[ "$forge_br_line" = -e ] && continue
 		# Under an allow-list the proxy variables are forge's, set inside.
 		case $forge_bwrap_netmode/$forge_br_line in
 		restricted/[Hh][Tt][Tt][Pp]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Hh][Tt][Tt][Pp][Ss]_[Pp][Rr][Oo][Xx][Yy] | \
@@ -718,7 +714,7 @@ forge_bwrap_up() {
 	else
 		printf '%s\n' "$forge_sandbox_image" >"$forge_bwrap_dir/image"
 	fi || forge_die 73 "cannot write $forge_bwrap_dir/image"
-	forge_bwrap_limits_set "$2" "$forge_sp_memory" "$forge_sp_cpus"
+	forge_bwrap_limits_set "$2" "$forge_sandbox_memory_mib" "$forge_sandbox_cpus"
 	forge_sandbox_register "$2" "$1"
 	forge_sandbox_record_create "$1" "$2"
 	forge_bwrap_start "$1" "$2"
@@ -739,7 +735,7 @@ forge_bwrap_start() {
 	else
 		forge_bs_ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
 	fi
-	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress" "$forge_sandbox_secrets" "$forge_bs_ca" "$forge_bwrap_data"
+	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress_mode" "$forge_sandbox_egress_hosts" "$forge_sandbox_secrets" "$forge_bs_ca" "$forge_bwrap_data"
 	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid"
 	: >"$forge_bwrap_dir/log"
 
@@ -751,7 +747,7 @@ forge_bwrap_start() {
 		forge_bs_rest=${forge_bs_rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
+	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
 	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
 	forge_bs_rest=$forge_bwrap_plan

@@ -98,6 +98,8 @@ forge_mounts_candidate() {
 	done
 	forge_mounts=$forge_mounts$1' '$2'
 '
+	forge_mounts_why=$forge_mounts_why$3'
+'
 }
 
 # forge_mounts_custom FLAG PATH WHERE: offers a sandbox.mounts or
@@ -162,6 +164,8 @@ forge_mounts_custom() {
 	esac
 	forge_mounts=$forge_mounts$1' '$forge_canon'
 '
+	forge_mounts_why=$forge_mounts_why$3'
+'
 }
 
 # forge_mounts_must PATH WHAT: exits 65 when PATH, one of the mounts the
@@ -197,7 +201,7 @@ forge_mounts_optional() {
 # are mounted read-only, and nothing that is, holds or lies in the source
 # worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
-	forge_mounts='' forge_mounts_reserved='' forge_mounts_custom=
+	forge_mounts='' forge_mounts_why='' forge_mounts_reserved='' forge_mounts_custom=
 	forge_mounts_hidden_set
 	forge_mounts_must "$1" worktree
 	forge_mounts_candidate rw "$1" worktree
@@ -359,6 +363,8 @@ forge_mounts_git_folder() {
 '
 	forge_mounts=$forge_mounts$1' '$2'
 '
+	forge_mounts_why="${forge_mounts_why}git dir folder
+"
 }
 
 # forge_mounts_protect PATH WHAT [create]: offers PATH, a folder the

@@ -323,13 +323,13 @@ forge_net_secrets_stop() {
 #                   so that the token is on no command line.
 
 # forge_net_mode EGRESS SECRETS: sets forge_net_mode to what the sandbox's
-# network is, from forge-sandbox's recorded egress flags EGRESS and its
-# SECRETS (ENV@HOST,... lines): "restricted" when every connection goes
+# network is, from the plan's egress mode EGRESS (open, allow or deny) and
+# its SECRETS (ENV@HOST,... lines): "restricted" when every connection goes
 # through forge's proxy (an allow-list; or open egress with secrets, whose
 # values only a proxy can substitute: SPEC 4.5, then forge-egress allows
 # every public destination), "open" otherwise (slirp4netns and nft).
 forge_net_mode() {
-	if [ -n "$1" ] || [ -n "$2" ]; then forge_net_mode=restricted; else forge_net_mode=open; fi
+	if [ "$1" != open ] || [ -n "$2" ]; then forge_net_mode=restricted; else forge_net_mode=open; fi
 }
 
 # forge_net_bwrap_render DATADIR MODE SECRETS: adds the bwrap arguments
@@ -369,16 +369,17 @@ forge_net_bwrap_render() {
 	esac
 }
 
-# forge_net_bwrap_prepare STATEDIR MODE EGRESS SECRETS CABUNDLE DATADIR: before the
-# sandbox starts: stops what a previous run left, refuses (69) when MODE
-# cannot be enforced here, makes STATEDIR/net, and for restricted starts
-# forge-egress with the allow@ entries of EGRESS (forge-sandbox's recorded
-# egress flags; none: "*", open egress through the proxy), or with SECRETS
-# (ENV@HOST,... lines) the secrets proxy in front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
-# filesystem's CA bundle, which ca-bundle.crt extends. Files in DATADIR are
-# written as forge_bwrap_owner (forge_bwrap_as_owner); an allow-list in a
-# sandbox root starts for another user is refused (69): forge-egress would
-# run as root, with a socket the sandbox's user cannot use.
+# forge_net_bwrap_prepare STATEDIR MODE EGRESS HOSTS SECRETS CABUNDLE DATADIR:
+# before the sandbox starts: stops what a previous run left, refuses (69)
+# when MODE cannot be enforced here, makes STATEDIR/net, and for restricted
+# starts forge-egress with the plan's egress: EGRESS its mode (open, allow or
+# deny), HOSTS its allowed hosts one a line (open: "*", every public
+# destination through the proxy), or with SECRETS (ENV@HOST,... lines) the
+# secrets proxy in front of it, and moves the socket into STATEDIR/net.
+# CABUNDLE: the root filesystem's CA bundle, which ca-bundle.crt extends.
+# Files in DATADIR are written as forge_bwrap_owner (forge_bwrap_as_owner);
+# an allow-list in a sandbox root starts for another user is refused (69):
+# forge-egress would run as root, with a socket the sandbox's user cannot use.
 forge_net_bwrap_prepare() {
 	forge_net_bwrap_stop "$1"
 	rm -f -- "$1/proxy.args" "$1/secrets"
@@ -399,37 +400,31 @@ forge_net_bwrap_prepare() {
 		done
 		rm -f -- "$1/ca-bundle.crt" && mkdir -p -- "$1/net" && [ -d "$1/net" ] || exit
 		rm -f -- "$1/net/resolv.conf" || exit
-		[ "$2" != open ] || printf "nameserver 10.0.2.3\n" >"$1/net/resolv.conf"' sh "$6" "$2" ||
-		forge_die 73 "cannot prepare $6/net for the sandbox's network"
+		[ "$2" != open ] || printf "nameserver 10.0.2.3\n" >"$1/net/resolv.conf"' sh "$7" "$2" ||
+		forge_die 73 "cannot prepare $7/net for the sandbox's network"
 	case $2 in
 	restricted)
-		# The allow@ targets, one a line; "--net-default deny" alone: none;
-		# no flags at all (open egress with secrets): every public host.
-		if [ -z "$3" ]; then
+		# The allowed hosts, one a line; deny: none; open egress with
+		# secrets: every public host.
+		if [ "$3" = open ]; then
 			printf '*\n' >"$1/rules"
 		else
-			# set -f: a "*.x" rule is no pattern for the files here.
-			(
-				set -f
-				for forge_nbp_w in $3; do
-					case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
-				done
-			) >"$1/rules"
+			printf '%s' "$4" >"$1/rules"
 		fi || forge_die 73 "cannot write $1/rules"
 		# Closed: the lock (fd 8) and anything else the caller holds.
-		if [ -z "$4" ]; then
+		if [ -z "$5" ]; then
 			forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 		else
-			(umask 077 && printf '%s' "$4" >"$1/secrets") || forge_die 73 "cannot write $1/secrets"
+			(umask 077 && printf '%s' "$5" >"$1/secrets") || forge_die 73 "cannot write $1/secrets"
 			forge_net_secrets_start "$1" "$1/rules" "$1/secrets" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
-			[ -f "$5" ] || forge_die 69 "no CA bundle at $5 in the sandbox's root filesystem: cannot make it trust the secrets proxy"
-			cat -- "$5" "$1/mitm/mitmproxy-ca-cert.pem" >"$6/ca-bundle.crt" ||
-				forge_die 73 "cannot write $6/ca-bundle.crt"
+			[ -f "$6" ] || forge_die 69 "no CA bundle at $6 in the sandbox's root filesystem: cannot make it trust the secrets proxy"
+			cat -- "$6" "$1/mitm/mitmproxy-ca-cert.pem" >"$7/ca-bundle.crt" ||
+				forge_die 73 "cannot write $7/ca-bundle.crt"
 			forge_net_proxy_env "$1" | while IFS= read -r forge_nbp_line; do
 				printf -- '--setenv\0%s\0%s\0' "${forge_nbp_line%%=*}" "${forge_nbp_line#*=}"
 			done >"$1/proxy.args" || forge_die 73 "cannot write $1/proxy.args"
 		fi
-		mv -f -- "$1/egress.sock" "$6/net/egress.sock" || forge_die 73 "cannot move the egress socket into $6/net"
+		mv -f -- "$1/egress.sock" "$7/net/egress.sock" || forge_die 73 "cannot move the egress socket into $7/net"
 		;;
 	esac
 }

@@ -121,88 +121,7 @@ forge_sandbox_cfg_value() {
 	return 1
 }
 
-# --- sizes and cpus --------------------------------------------------------------
-
-# forge_size_mib VALUE KEY: sets forge_size to VALUE in msb's size syntax:
-# whole GiB as "<n>g", else whole MiB as "<n>m". VALUE is
-# <number>[k|m|g|t][i][b], case-insensitive, powers of 1024; a bare number
-# is MiB (as in msb), a bare "b" suffix bytes. Exits 65 naming KEY for
-# anything else, below 1 MiB, or a fraction of a MiB.
-forge_size_mib() {
-	forge_sz=$1 forge_sz_unit='' forge_sz_bytes=
-	case $forge_sz in [bB]) forge_sz= ;; *[bB]) forge_sz=${forge_sz%?} forge_sz_bytes=1 ;; esac
-	case $forge_sz in
-	*[kKmMgGtT][iI]) forge_sz=${forge_sz%?} forge_sz_bytes= ;;
-	*[iI]) forge_sz= ;;
-	esac
-	case $forge_sz in
-	*[kKmMgGtT]) forge_sz_unit=${forge_sz#"${forge_sz%?}"} forge_sz=${forge_sz%?} forge_sz_bytes= ;;
-	esac
-	case $forge_sz in
-	'' | . | *[!0-9.]* | *.*.*)
-		forge_die 65 "configuration key $2: invalid size '$1' (expected <number>[k|m|g|t][i][b], e.g. 8g or 512m)"
-		;;
-	esac
-	forge_sz_int=${forge_sz%%.*}
-	case $forge_sz in *.*) forge_sz_frac=${forge_sz#*.} ;; *) forge_sz_frac= ;; esac
-	while :; do case $forge_sz_int in 0*) forge_sz_int=${forge_sz_int#0} ;; *) break ;; esac; done
-	while :; do case $forge_sz_frac in *0) forge_sz_frac=${forge_sz_frac%0} ;; *) break ;; esac; done
-	if [ "$((${#forge_sz_int} + ${#forge_sz_frac}))" -gt 12 ]; then
-		forge_die 65 "configuration key $2: size '$1' is too large"
-	fi
-	# value in MiB = mantissa * num / (10^digits * den)
-	forge_sz_mant=$forge_sz_int$forge_sz_frac
-	while :; do case $forge_sz_mant in 0?*) forge_sz_mant=${forge_sz_mant#0} ;; *) break ;; esac; done
-	[ -n "$forge_sz_mant" ] || forge_sz_mant=0
-	forge_sz_den=1 forge_sz_i=0
-	while [ "$forge_sz_i" -lt "${#forge_sz_frac}" ]; do
-		forge_sz_den=$((forge_sz_den * 10)) forge_sz_i=$((forge_sz_i + 1))
-	done
-	case $forge_sz_unit in
-	[tT]) forge_sz_num=1048576 ;;
-	[gG]) forge_sz_num=1024 ;;
-	[kK]) forge_sz_num=1 forge_sz_den=$((forge_sz_den * 1024)) ;;
-	[mM]) forge_sz_num=1 ;;
-	*)
-		forge_sz_num=1
-		[ -z "$forge_sz_bytes" ] || forge_sz_den=$((forge_sz_den * 1048576))
-		;;
-	esac
-	forge_sz_num=$((forge_sz_mant * forge_sz_num))
-	if [ "$((forge_sz_num % forge_sz_den))" -ne 0 ]; then
-		[ "$forge_sz_num" -lt "$forge_sz_den" ] &&
-			forge_die 65 "configuration key $2: size '$1' is below 1 MiB"
-		forge_die 65 "configuration key $2: size '$1' is not a whole number of MiB"
-	fi
-	forge_sz_mib=$((forge_sz_num / forge_sz_den))
-	[ "$forge_sz_mib" -ge 1 ] ||
-		forge_die 65 "configuration key $2: size '$1' is below 1 MiB"
-	# 1 PiB: far beyond any sandbox, and far from overflowing msb's bytes.
-	[ "$forge_sz_mib" -le 1073741824 ] ||
-		forge_die 65 "configuration key $2: size '$1' is too large"
-	if [ "$((forge_sz_mib % 1024))" -eq 0 ]; then
-		forge_size=$((forge_sz_mib / 1024))g
-	else
-		forge_size=${forge_sz_mib}m
-	fi
-}
-
-# forge_cpus VALUE KEY: sets forge_cpus_n to VALUE floored, at least 1.
-# Exits 65 naming KEY when VALUE is not a number.
-forge_cpus() {
-	forge_cpu=${1#-}
-	case $forge_cpu in
-	'' | . | *[!0-9.]* | *.*.*)
-		forge_die 65 "configuration key $2: invalid cpu count '$1' (expected a number)"
-		;;
-	esac
-	forge_cpu=${forge_cpu%%.*}
-	while :; do case $forge_cpu in 0*) forge_cpu=${forge_cpu#0} ;; *) break ;; esac; done
-	[ "${#forge_cpu}" -le 6 ] || forge_die 65 "configuration key $2: cpu count '$1' is too large"
-	case $1 in -*) forge_cpu= ;; esac
-	[ -n "$forge_cpu" ] || forge_cpu=1
-	forge_cpus_n=$forge_cpu
-}
+# --- values -------------------------------------------------------------------
 
 # forge_image_ref_valid REF: true for an image reference forge passes on:
 # it starts with a letter or digit and has only [A-Za-z0-9._/:@+-].
@@ -214,21 +133,6 @@ forge_image_ref_valid() {
 	case $1 in *[!A-Za-z0-9._/:@+-]*) return 1 ;; esac
 }
 
-# --- the plan --------------------------------------------------------------------
-
-# forge_sandbox_env_set NAME...: sets forge_env_set to those NAMEs set in
-# the environment, one per line (one awk run for all of them).
-forge_sandbox_env_set() {
-	forge_env_set=
-	[ "$#" -gt 0 ] || return 0
-	# shellcheck disable=SC2016 # an awk program, not shell
-	forge_env_set=$(awk 'BEGIN { for (i = 1; i < ARGC; i++) if (ARGV[i] in ENVIRON) print ARGV[i]; exit 0 }' "$@") ||
-		forge_die 70 "awk failed while reading the environment"
-	forge_env_set='
-'$forge_env_set'
-'
-}
-
 # forge_env_name_valid NAME: true for a portable environment variable name.
 forge_env_name_valid() {
 	case $1 in
@@ -236,331 +140,6 @@ forge_env_name_valid() {
 	*) return 1 ;;
 	esac
 	case $1 in *[!A-Za-z0-9_]*) return 1 ;; esac
-}
-
-# forge_sandbox_netrule_out TEXT WHAT: reports forge-netrule's warnings in
-# TEXT (its merged output) as forge's, naming WHAT, and sets forge_nr_rules
-# to its --net-rule values (one per line) and forge_nr_deny to 1 when it
-# printed --net-default deny.
-forge_sandbox_netrule_out() {
-	forge_nr_rules='' forge_nr_deny=
-	forge_nr_rest=$1'
-'
-	while [ -n "$forge_nr_rest" ]; do
-		forge_nr_line=${forge_nr_rest%%'
-'*}
-		forge_nr_rest=${forge_nr_rest#*'
-'}
-		case $forge_nr_line in
-		'--net-default deny') forge_nr_deny=1 ;;
-		'--net-rule '*) forge_nr_rules=$forge_nr_rules${forge_nr_line#--net-rule }'
-' ;;
-		'forge-netrule: warning: every entry was rejected'*)
-			[ "$2" = egress ] && forge_warn "egress: ${forge_nr_line#forge-netrule: warning: }"
-			;;
-		'forge-netrule: warning: '*) forge_warn "$2: ${forge_nr_line#forge-netrule: warning: }" ;;
-		'') ;;
-		*) forge_error "$forge_nr_line" ;;
-		esac
-	done
-	return 0
-}
-
-# forge_sandbox_plan ROOT NAME [create]: builds the msb create argv for the
-# worktree at ROOT (canonical) and its sandbox NAME from the merged
-# configuration (forge_config_load first). Sets:
-#   forge_sandbox_plan     the argv, one argument per line, "msb" first (no
-#                          argument can contain a newline: those are refused)
-#   forge_sandbox_image    the image reference
-#   forge_sandbox_resources  "cpus=N memory=S dockerDisk=S cacheDisk=S", msb's forms
-#   forge_sandbox_egress   the network flags, one line (the egress record)
-#   forge_sandbox_secrets  the valid secrets as ENV@HOST,... one per line
-#   forge_sandbox_secret_unset  their ENVs unset on the host, one per line
-# With "create", the scratch dir is created if missing (up). Exits 65 on a
-# configuration msb cannot be given, 73 on a plan that would let the sandbox
-# write forge's own state (forge_mounts_state_check).
-forge_sandbox_plan() {
-	forge_sandbox_config
-	forge_sandbox_cfg_value image || forge_cfg_value=
-	forge_image_ref_valid "$forge_cfg_value" ||
-		forge_die 65 "configuration key sandbox.image: invalid image reference '$forge_cfg_value'"
-	forge_sandbox_image=$forge_cfg_value
-	forge_sandbox_cfg_value cpus || forge_cfg_value=4
-	forge_cpus "$forge_cfg_value" sandbox.resources.cpus
-	forge_sp_cpus=$forge_cpus_n
-	forge_sandbox_cfg_value memory || forge_cfg_value=8g
-	forge_size_mib "$forge_cfg_value" sandbox.resources.memory
-	forge_sp_memory=$forge_size
-	forge_sandbox_cfg_value dockerDisk || forge_cfg_value=16g
-	forge_size_mib "$forge_cfg_value" sandbox.resources.dockerDisk
-	forge_sp_docker=$forge_size
-	forge_sandbox_cfg_value cacheDisk || forge_cfg_value=16g
-	forge_size_mib "$forge_cfg_value" sandbox.resources.cacheDisk
-	forge_sp_cache=$forge_size
-	forge_sandbox_resources="cpus=$forge_sp_cpus memory=$forge_sp_memory dockerDisk=$forge_sp_docker cacheDisk=$forge_sp_cache"
-
-	forge_mounts_plan "$1" "${3:-}"
-	forge_mounts_state_check "$1" "$2"
-
-	forge_sandbox_volumes "$2"
-	forge_sandbox_plan="msb
-create
-$forge_sandbox_image
---name
-$2
---quiet
--c
-$forge_sp_cpus
--m
-$forge_sp_memory
-"
-	forge_msb_mount_args "$forge_mounts"
-	forge_sandbox_plan="$forge_sandbox_plan$forge_msb_mount_args--mount-named
-$forge_sandbox_docker_volume:/var/lib/docker:kind=disk,size=$forge_sp_docker
---mount-named
-$forge_sandbox_cache_volume:/opt/forge/.cache:kind=disk,size=$forge_sp_cache
-"
-	forge_sandbox_network
-	forge_sandbox_plan=$forge_sandbox_plan$forge_sp_net$forge_sp_env$forge_sp_secret
-
-	# Said now, before any msb call: msb itself fails on it at create or exec.
-	forge_sp_rest=$forge_sandbox_secret_unset
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
-	done
-}
-
-# forge_sandbox_network: the network part of the plan (internal): sets
-# forge_sp_net (the egress flags), forge_sp_env (-e NAME), forge_sp_secret
-# (--secret ENV@HOSTS), as argv lines, and the forge_sandbox_* results.
-forge_sandbox_network() {
-	forge_helper_path forge-netrule
-	forge_sp_netrule=$forge_helper
-	# Environment names first, so one awk run tells which are set.
-	set --
-	forge_sp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag in
-		env | secret) forge_env_name_valid "$forge_cfg_val" && set -- "$@" "$forge_cfg_val" ;;
-		esac
-	done
-	forge_sandbox_env_set "$@"
-
-	# Secrets: each "secret" line is followed by its "shost" lines; each
-	# secret keeps the hosts forge-netrule --secret-hosts accepts.
-	forge_sp_secret='' forge_sandbox_secrets='' forge_sandbox_secret_unset='' forge_sp_hosts=
-	forge_sp_seen='
-'
-	forge_sp_curkey=
-	forge_sp_rest=$forge_sandbox_cfg
-	set --
-	while :; do
-		if [ -n "$forge_sp_rest" ]; then
-			forge_sp_line=${forge_sp_rest%%'
-'*}
-			forge_sp_rest=${forge_sp_rest#*'
-'}
-			forge_sandbox_cfg_split "$forge_sp_line"
-		else
-			forge_cfg_tag=end
-		fi
-		# For an "X" line, forge_cfg_key is the tag and forge_cfg_val the key.
-		case $forge_cfg_tag/$forge_cfg_key in
-		shost/*)
-			[ -z "$forge_sp_curkey" ] || set -- "$@" "$forge_cfg_val"
-			continue
-			;;
-		X/shost)
-			[ -z "$forge_sp_curkey" ] || forge_warn "$forge_cfg_val: contains a newline; skipped"
-			continue
-			;;
-		esac
-		# Any other line ends the secret being gathered.
-		if [ -n "$forge_sp_curkey" ]; then
-			forge_sandbox_secret_finish "$@"
-			forge_sp_curkey=
-		fi
-		set --
-		case $forge_cfg_tag/$forge_cfg_key in
-		end/*) break ;;
-		X/secret) forge_warn "$forge_cfg_val: the env name contains a newline; skipped" ;;
-		secret/*)
-			forge_sp_cur=$forge_cfg_val
-			case $forge_sp_cur in
-			*[!\ \	]*)
-				if forge_env_name_valid "$forge_sp_cur"; then
-					forge_sp_curkey=$forge_cfg_key
-				else
-					forge_warn "$forge_cfg_key: '$forge_sp_cur' is not a valid environment variable name; skipped"
-				fi
-				;;
-			*) forge_warn "$forge_cfg_key: no env name; skipped" ;;
-			esac
-			;;
-		esac
-	done
-
-	# The egress allow-list: the allow entries plus the valid secret hosts.
-	# Anything configured under allow or secrets counts, rejected or not: a
-	# typo may narrow egress, never leave it open (SPEC 4.3).
-	set --
-	forge_sp_configured=
-	forge_sp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag/$forge_cfg_key in
-		allow/*) forge_sp_configured=1; set -- "$@" "$forge_cfg_val" ;;
-		secret/* | X/secret | X/shost) forge_sp_configured=1 ;;
-		X/allow) forge_sp_configured=1; forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
-		esac
-	done
-	forge_sp_rest=$forge_sp_hosts
-	while [ -n "$forge_sp_rest" ]; do
-		set -- "$@" "${forge_sp_rest%%'
-'*}"
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-	done
-	forge_sp_net='' forge_sandbox_egress=
-	if [ "$#" -gt 0 ]; then
-		forge_sp_out=$("$forge_sp_netrule" -- "$@" 2>&1) ||
-			forge_die 70 "forge-netrule failed"
-		forge_sandbox_netrule_out "$forge_sp_out" egress
-	elif [ -n "$forge_sp_configured" ]; then
-		# Configured, and nothing valid left to pass on.
-		forge_warn "egress: every configured entry was rejected; egress is fully denied"
-		forge_nr_deny=1 forge_nr_rules=
-	else
-		forge_nr_deny=
-	fi
-	if [ -n "$forge_nr_deny" ]; then
-		forge_sp_net='--net-default
-deny
-'
-		forge_sandbox_egress='--net-default deny'
-		forge_sp_rest=$forge_nr_rules
-		while [ -n "$forge_sp_rest" ]; do
-			forge_sp_line=${forge_sp_rest%%'
-'*}
-			forge_sp_rest=${forge_sp_rest#*'
-'}
-			forge_sp_net="$forge_sp_net--net-rule
-$forge_sp_line
-"
-			forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
-		done
-	fi
-
-	# -e NAME for each env name set on the host.
-	forge_sp_env=
-	forge_sp_seen='
-'
-	forge_sp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag in
-		env) ;;
-		X) [ "$forge_cfg_key" != env ] || forge_warn "${forge_cfg_val}: contains a newline; dropped"; continue ;;
-		*) continue ;;
-		esac
-		case $forge_cfg_val in
-		*=*) forge_warn "$forge_cfg_key: '$forge_cfg_val' contains '='; dropped"; continue ;;
-		*[!\ \	]*) ;;
-		*) continue ;;
-		esac
-		if ! forge_env_name_valid "$forge_cfg_val"; then
-			forge_warn "$forge_cfg_key: '$forge_cfg_val' is not a valid environment variable name; dropped"
-			continue
-		fi
-		case $forge_sp_seen in *"
-$forge_cfg_val
-"*) continue ;; esac
-		forge_sp_seen=$forge_sp_seen$forge_cfg_val'
-'
-		# A secret's value never goes in: the sandbox sees its placeholder.
-		case "
-$forge_sandbox_secrets" in
-		*"
-$forge_cfg_val@"*)
-			forge_warn "$forge_cfg_key: $forge_cfg_val is a secret; not passed (the sandbox sees \$MSB_$forge_cfg_val)"
-			continue
-			;;
-		esac
-		case $forge_env_set in
-		*"
-$forge_cfg_val
-"*) forge_sp_env="$forge_sp_env-e
-$forge_cfg_val
-" ;;
-		*) forge_warn "$forge_cfg_key: $forge_cfg_val is not set on the host; not passed" ;;
-		esac
-	done
-	return 0
-}
-
-# forge_sandbox_secret_finish HOST...: completes the secret being gathered
-# (forge_sp_cur, forge_sp_curkey) with its HOSTs (internal).
-forge_sandbox_secret_finish() {
-	case $forge_sp_seen in
-	*"
-$forge_sp_cur
-"*)
-		forge_warn "$forge_sp_curkey: $forge_sp_cur is configured twice; skipped"
-		return 0
-		;;
-	esac
-	forge_sf_hosts=
-	if [ "$#" -gt 0 ]; then
-		forge_sf_out=$("$forge_sp_netrule" --secret-hosts -- "$@" 2>&1) ||
-			forge_die 70 "forge-netrule failed"
-		forge_sandbox_netrule_out "$forge_sf_out" "$forge_sp_curkey ($forge_sp_cur)"
-		forge_sf_rest=$forge_nr_rules
-		while [ -n "$forge_sf_rest" ]; do
-			forge_sf_line=${forge_sf_rest%%'
-'*}
-			forge_sf_rest=${forge_sf_rest#*'
-'}
-			forge_sf_line=${forge_sf_line#allow@}
-			forge_sf_hosts=$forge_sf_hosts${forge_sf_hosts:+,}$forge_sf_line
-			forge_sp_hosts=$forge_sp_hosts$forge_sf_line'
-'
-		done
-	fi
-	if [ -z "$forge_sf_hosts" ]; then
-		forge_warn "$forge_sp_curkey: $forge_sp_cur has no valid host; skipped"
-		return 0
-	fi
-	forge_sp_seen=$forge_sp_seen$forge_sp_cur'
-'
-	forge_sp_secret="$forge_sp_secret--secret
-$forge_sp_cur@$forge_sf_hosts
-"
-	forge_sandbox_secrets=$forge_sandbox_secrets$forge_sp_cur@$forge_sf_hosts'
-'
-	case $forge_env_set in
-	*"
-$forge_sp_cur
-"*) ;;
-	*) forge_sandbox_secret_unset=$forge_sandbox_secret_unset$forge_sp_cur'
-' ;;
-	esac
 }
 
 # --- records ---------------------------------------------------------------------
@@ -802,32 +381,24 @@ forge_sandbox_create() {
 # the size it was made with). Exits 69 when msb's answer is not a list of
 # volumes.
 forge_sandbox_volume_sizes_check() {
+	local json have key name
 	forge_sandbox_volumes "$1"
-	forge_vs_json=$("$forge_msb" volume ls --format json </dev/null) ||
+	json=$("$forge_msb" volume ls --format json </dev/null) ||
 		forge_die 69 "msb volume ls failed"
-	for forge_vs in "docker:$forge_sandbox_docker_volume:$forge_sp_docker:dockerDisk" \
-		"cache:$forge_sandbox_cache_volume:$forge_sp_cache:cacheDisk"; do
-		forge_vs_rest=${forge_vs#*:}
-		forge_vs_name=${forge_vs_rest%%:*}
-		forge_vs_rest=${forge_vs_rest#*:}
-		forge_vs_size=${forge_vs_rest%%:*}
-		forge_vs_key=${forge_vs_rest#*:}
-		case $forge_vs_size in
-		*g) forge_vs_bytes=$((${forge_vs_size%g} * 1073741824)) ;;
-		*) forge_vs_bytes=$((${forge_vs_size%m} * 1048576)) ;;
-		esac
+	for key in docker cache; do
+		name=$forge_sandbox_cache_volume
+		[ "$key" != docker ] || name=$forge_sandbox_docker_volume
 		# shellcheck disable=SC2016 # a jq program, not shell
-		forge_vs_have=$(printf '%s' "$forge_vs_json" | jq -rs --arg n "$forge_vs_name" '
+		have=$(printf '%s' "$json" | jq -rs --arg n "$name" --arg k "$key" --argjson plan "$forge_plan" '
 			if length == 1 and (.[0] | type) == "array" then
-			  (first(.[0][] | select(type == "object" and .name == $n) | .capacity_bytes) // "none") | tostring
+			  $plan.disks[$k] as $mib
+			  | (first(.[0][] | select(type == "object" and .name == $n) | .capacity_bytes) // "none" | tostring) as $have
+			  | if $have == "none" or $have == "null" or $have == ($mib * 1048576 | tostring) then "ok"
+			    else "\($have)\t" + ($mib | if . % 1024 == 0 then "\(. / 1024)g" else "\(.)m" end) end
 			else error("bad") end' 2>/dev/null) ||
 			forge_die 69 "msb volume ls --format json did not print a JSON array of volumes; refusing to guess"
-		case $forge_vs_have in
-		none | null | "$forge_vs_bytes") ;;
-		*)
-			forge_die 65 "configuration key sandbox.resources.$forge_vs_key: $forge_vs_size, but the volume $forge_vs_name keeps the size it was made with ($forge_vs_have bytes) across --recreate; set it back, or drop the volumes with forge-sandbox rm, then up"
-			;;
-		esac
+		[ "$have" = ok ] ||
+			forge_die 65 "configuration key sandbox.resources.${key}Disk: ${have#*'	'}, but the volume $name keeps the size it was made with (${have%%'	'*} bytes) across --recreate; set it back, or drop the volumes with forge-sandbox rm, then up"
 	done
 }
 
@@ -974,7 +545,7 @@ $forge_pr_name
 # plan and network policy, and for the namespace backend their rendering as
 # the bwrap argv. With "create", what up needs on disk is made.
 forge_sandbox_prepare() {
-	forge_sandbox_plan "$1" "$2" "${3:-}"
+	forge_plan "$1" "$2" "$forge_backend" "${3:-}"
 	[ "$forge_backend" != bwrap ] || forge_bwrap_render "$1" "$2" "${3:-}"
 }
 

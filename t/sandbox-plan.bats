@@ -24,14 +24,14 @@ scratch() { realpath -m "$TMPDIR/opencode"; }
 	[ -z "$stderr" ]
 }
 
-@test "plan -z is NUL-separated and --json a JSON array, with the same arguments" {
+@test "plan -z is NUL-separated and --json the plan with the same arguments as its argv" {
 	want=$(forge-sandbox plan)
 	plan_argv
 	[ "$(printf '%s\n' "${plan[@]}")" = "$want" ]
 	run forge-sandbox plan --json
 	assert_success
-	[ "$(jq -r '.[]' <<<"$output")" = "$want" ]
-	jq -e 'type == "array" and all(.[]; type == "string")' <<<"$output"
+	[ "$(jq -r '.argv[]' <<<"$output")" = "$want" ]
+	jq -e '.argv | type == "array" and all(.[]; type == "string")' <<<"$output"
 }
 
 @test "plan runs nothing: no msb call, no msb needed, no file created" {
