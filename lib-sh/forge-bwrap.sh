@@ -348,12 +348,14 @@ $forge_brp_e
 	done
 }
 
-# forge_bwrap_render ROOT NAME [create]: renders the plan (forge_sandbox_plan ROOT
-# NAME first) as the bwrap argv in forge_bwrap_plan, one argument per line,
-# "bwrap" first. Sets forge_bwrap_rootfs (the image's exported folder, for
+# forge_bwrap_render ROOT NAME PLAN [create]: renders the plan PLAN (forge_plan's
+# JSON, for the worktree at ROOT and sandbox NAME) as the bwrap argv in
+# forge_bwrap_plan, one argument per line, "bwrap" first; sets the plan's
+# shell view (forge_plan_view), which the lifecycle uses. Sets forge_bwrap_rootfs (the image's exported folder, for
 # rootfs image), forge_bwrap_env_names and forge_bwrap_netmode (none: only
 # lo; restricted or open: what forge-net.sh is to start).
 forge_bwrap_render() {
+	forge_plan_view "$3"
 	forge_bwrap_state "$2"
 	forge_bwrap_owner "$1"
 	forge_bwrap_rootfs_config
@@ -369,9 +371,9 @@ forge_bwrap_render() {
 	# Every place a mount goes, so the image's folders are left where one must be made.
 	forge_br_dests=$forge_bwrap_home'
 '
-	[ -z "${forge_mounts_project_held:-}" ] || forge_br_dests=$forge_br_dests$forge_mounts_project_held'
+	[ -z "$forge_plan_project" ] || forge_br_dests=$forge_br_dests$forge_plan_project'
 '
-	forge_br_rest=$forge_mounts
+	forge_br_rest=$forge_plan_mounts
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
 '*}
@@ -389,7 +391,7 @@ forge_bwrap_render() {
 	if [ "$forge_bwrap_rootfs_kind" = host ]; then
 		forge_bwrap_render_host "$forge_bwrap_data"
 	else
-		forge_bwrap_image_rootfs "$forge_sandbox_image" "${3:-}"
+		forge_bwrap_image_rootfs "$forge_sandbox_image" "${4:-}"
 		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$forge_br_dests"
 	fi
 	forge_bwrap_render_proc "$forge_bwrap_data"
@@ -401,9 +403,9 @@ forge_bwrap_render() {
 	# The project read-only around its read-write git dir, which msb cannot
 	# do (the plan holds it back for a backend that can); then the mount
 	# plan, at identical paths, in its order (read-only inside read-write).
-	[ -z "${forge_mounts_project_held:-}" ] ||
-		forge_bwrap_add --ro-bind "$forge_mounts_project_held" "$forge_mounts_project_held"
-	forge_br_rest=$forge_mounts forge_br_done=
+	[ -z "$forge_plan_project" ] ||
+		forge_bwrap_add --ro-bind "$forge_plan_project" "$forge_plan_project"
+	forge_br_rest=$forge_plan_mounts forge_br_done=
 	while [ -n "$forge_br_rest" ]; do
 		forge_br_line=${forge_br_rest%%'
 '*}

@@ -6,7 +6,8 @@
 #   plan    the plan without its mounts, as "P<TAB>JSON", preceded by
 #           "W<TAB>warning" lines, or a single "D<TAB>code<TAB>message"
 #           (a configuration error) instead
-#   finish  the plan (the input) with its mounts, and "argv" for msb
+#   finish  the plan (the input) with its mounts
+#   msb     msb's rendering of the plan (the input): its argv, one a line
 #   size    the size $v (no input: jq -n) in msb's syntax as "S<TAB>SIZE", or "D<TAB>..." 
 # Values with a newline or NUL byte never reach forge-netrule (its input is
 # lines): the plan warns about them and counts them as configured.
@@ -174,8 +175,7 @@ def msb_argv:
 def finish:
   .mounts = ([$ARGS.named.mounts, $ARGS.named.why] | map(split("\n") | map(select(. != ""))) | transpose
     | map(select(.[0] != null) | {path: (.[0] | sub("^r[ow] "; "")), ro: (.[0] | startswith("ro ")), why: .[1]}))
-  | .project = (if $ARGS.named.project == "" then null else $ARGS.named.project end)
-  | if .backend == "msb" then .argv = msb_argv else . end;
+  | .project = (if $ARGS.named.project == "" then null else $ARGS.named.project end);
 
 if $stage == "allow" then
   (.sandbox.network.allow // [])[] | str | select(bad | not)
@@ -185,4 +185,6 @@ elif $stage == "size" then
   try ("S\t" + ($ARGS.named.v | size_mib($ARGS.named.key) | msb_size)) catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end)
 elif $stage == "plan" then
   try plan catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end)
+elif $stage == "msb" then
+  msb_argv[]
 else finish end

@@ -38,20 +38,10 @@ forge_plan_netrule() {
 # configuration (forge_config_load first), warning on stderr about what it
 # leaves out. With "create", the scratch dir is created if missing (up).
 # Exits 65 on a configuration no backend can be given, 73 on a plan that
-# would let the sandbox write forge's own state. Results:
-#   forge_plan             the plan, one line of JSON (forge(7)); for msb
-#                          with its "argv"
-#   forge_sandbox_image    its image reference
-#   forge_sandbox_resources  "cpus=N memory=S dockerDisk=S cacheDisk=S"
-#   forge_sandbox_egress   the egress as recorded at create ("" open, else
-#                          "--net-default deny[ --net-rule allow@HOST...]")
-#   forge_sandbox_egress_mode   the plan's egress mode: open, allow or deny
-#   forge_sandbox_egress_hosts  its allowed hosts, one a line
-#   forge_sandbox_secrets  the secrets as ENV@HOST,... one a line
-#   forge_sandbox_env      the env names passed in, one a line
-#   forge_sandbox_cpus, forge_sandbox_memory_mib  the limits
-#   forge_sandbox_plan     for msb: the create argv, one argument a line
-# (the mount plan's results stay set: forge_mounts, forge_mounts_project_held).
+# would let the sandbox write forge's own state. Result: forge_plan, the
+# plan, one line of JSON (forge(7)), and its shell view (forge_plan_view).
+# The mount plan's results stay set too (forge_mounts,
+# forge_mounts_project_held).
 forge_plan() {
 	local allow hosts names out line unset code
 	forge_backend=$3
@@ -88,41 +78,9 @@ EOF
 		--arg why "$forge_mounts_why" --arg project "${forge_mounts_project_held:-}") ||
 		forge_die 70 "jq failed while building the sandbox plan"
 
-	# The shell's view of it, in one jq run (no value holds a newline).
-	# shellcheck disable=SC2016 # a jq program, not shell
-	out=$(printf '%s' "$forge_plan" | jq -r '
-		def size: if . % 1024 == 0 then "\(. / 1024)g" else "\(.)m" end;
-		"image\t\(.image)", "cpus\t\(.cpus)", "memory\t\(.memory)",
-		"resources\tcpus=\(.cpus) memory=\(.memory | size) dockerDisk=\(.disks.docker | size) cacheDisk=\(.disks.cache | size)",
-		"mode\t\(.egress.mode)", "egress\t" + (if .egress.mode == "open" then "" else
-		  (["--net-default deny"] + [.egress.hosts[] | "--net-rule allow@\(.)"] | join(" ")) end),
-		(.egress.hosts[] | "host\t\(.)"), (.secrets[] | "secret\t\(.env)@\(.hosts | join(","))"),
-		(.env[] | "env\t\(.)"), (.unset[] | "unset\t\(.)"), (.argv // [] | .[] | "argv\t\(.)")') ||
-		forge_die 70 "jq failed while reading the sandbox plan"
-	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_sandbox_plan='' unset=
-	while IFS= read -r line; do
-		case $line in
-		'image	'*) forge_sandbox_image=${line#*'	'} ;;
-		'cpus	'*) forge_sandbox_cpus=${line#*'	'} ;;
-		'memory	'*) forge_sandbox_memory_mib=${line#*'	'} ;;
-		'resources	'*) forge_sandbox_resources=${line#*'	'} ;;
-		'egress	'*) forge_sandbox_egress=${line#*'	'} ;;
-		'mode	'*) forge_sandbox_egress_mode=${line#*'	'} ;;
-		'host	'*) forge_sandbox_egress_hosts=$forge_sandbox_egress_hosts${line#*'	'}'
-' ;;
-		'secret	'*) forge_sandbox_secrets=$forge_sandbox_secrets${line#*'	'}'
-' ;;
-		'env	'*) forge_sandbox_env=$forge_sandbox_env${line#*'	'}'
-' ;;
-		'unset	'*) unset=$unset${line#*'	'}'
-' ;;
-		'argv	'*) forge_sandbox_plan=$forge_sandbox_plan${line#*'	'}'
-' ;;
-		esac
-	done <<EOF
-$out
-EOF
+	forge_plan_view "$forge_plan"
 	# Said now, before any msb call: msb itself fails on it at create or exec.
+	unset=$forge_plan_unset
 	while [ -n "$unset" ]; do
 		line=${unset%%'
 '*}
@@ -133,10 +91,77 @@ EOF
 	return 0
 }
 
+# forge_plan_view PLAN: sets the shell's view of the plan PLAN (forge_plan's
+# JSON), in one jq run (no value of a plan holds a newline):
+#   forge_sandbox_image    its image reference
+#   forge_sandbox_cpus, forge_sandbox_memory_mib  the limits
+#   forge_sandbox_resources  "cpus=N memory=S dockerDisk=S cacheDisk=S" (msb's
+#                          size forms: what the record keeps)
+#   forge_sandbox_egress_mode   open, allow or deny
+#   forge_sandbox_egress_hosts  the allowed hosts, one a line
+#   forge_sandbox_egress   the egress as recorded at create ("" open, else
+#                          "--net-default deny[ --net-rule allow@HOST...]")
+#   forge_sandbox_secrets  the secrets as ENV@HOST,... one a line
+#   forge_sandbox_env      the env names passed in, one a line
+#   forge_plan_mounts      the mounts as "rw PATH" / "ro PATH" lines, in order
+#   forge_plan_project     the project held read-only around them, or empty
+#   forge_plan_unset       the secrets whose host variable is unset, one a line
+forge_plan_view() {
+	local out line
+	# shellcheck disable=SC2016 # a jq program, not shell
+	out=$(printf '%s' "$1" | jq -r '
+		def size: if . % 1024 == 0 then "\(. / 1024)g" else "\(.)m" end;
+		"image\t\(.image)", "cpus\t\(.cpus)", "memory\t\(.memory)",
+		"resources\tcpus=\(.cpus) memory=\(.memory | size) dockerDisk=\(.disks.docker | size) cacheDisk=\(.disks.cache | size)",
+		"mode\t\(.egress.mode)", "egress\t" + (if .egress.mode == "open" then "" else
+		  (["--net-default deny"] + [.egress.hosts[] | "--net-rule allow@\(.)"] | join(" ")) end),
+		"project\t\(.project // "")",
+		(.egress.hosts[] | "host\t\(.)"), (.secrets[] | "secret\t\(.env)@\(.hosts | join(","))"),
+		(.env[] | "env\t\(.)"), (.unset[] | "unset\t\(.)"),
+		(.mounts[] | "mount\t" + (if .ro then "ro " else "rw " end) + .path)') ||
+		forge_die 70 "jq failed while reading the sandbox plan"
+	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_plan_unset='' forge_plan_mounts=
+	while IFS= read -r line; do
+		case $line in
+		'image	'*) forge_sandbox_image=${line#*'	'} ;;
+		'cpus	'*) forge_sandbox_cpus=${line#*'	'} ;;
+		'memory	'*) forge_sandbox_memory_mib=${line#*'	'} ;;
+		'resources	'*) forge_sandbox_resources=${line#*'	'} ;;
+		'mode	'*) forge_sandbox_egress_mode=${line#*'	'} ;;
+		'egress	'*) forge_sandbox_egress=${line#*'	'} ;;
+		'project	'*) forge_plan_project=${line#*'	'} ;;
+		'host	'*) forge_sandbox_egress_hosts=$forge_sandbox_egress_hosts${line#*'	'}'
+' ;;
+		'secret	'*) forge_sandbox_secrets=$forge_sandbox_secrets${line#*'	'}'
+' ;;
+		'env	'*) forge_sandbox_env=$forge_sandbox_env${line#*'	'}'
+' ;;
+		'unset	'*) forge_plan_unset=$forge_plan_unset${line#*'	'}'
+' ;;
+		'mount	'*) forge_plan_mounts=$forge_plan_mounts${line#*'	'}'
+' ;;
+		esac
+	done <<EOF
+$out
+EOF
+}
+
+# forge_msb_render PLAN: msb's rendering of the plan PLAN (forge_plan's
+# JSON; forge-plan.jq's msb_argv): sets forge_sandbox_plan to the msb create
+# argv, one argument a line, "msb" first (no argument can hold a newline:
+# msb's paths cannot, and the rest is validated).
+forge_msb_render() {
+	forge_sandbox_plan=$(printf '%s' "$1" | forge_plan_jq msb) ||
+		forge_die 70 "jq failed while rendering the msb plan"
+	forge_sandbox_plan=$forge_sandbox_plan'
+'
+}
+
 # forge_sandbox_plan ROOT NAME [create]: forge_plan ROOT NAME msb [create],
 # the library's name for the msb create argv (forge(7)).
 forge_sandbox_plan() {
 	forge_plan "$1" "$2" msb "${3:-}"
+	forge_msb_render "$forge_plan"
 }
 
 # forge_size_mib VALUE KEY: sets forge_size to the configured size VALUE in

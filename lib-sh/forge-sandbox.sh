@@ -541,12 +541,16 @@ $forge_pr_name
 # --- either backend ------------------------------------------------------------------
 
 # forge_sandbox_prepare ROOT NAME [create]: the plan of sandbox NAME for the
-# worktree at ROOT on forge_backend (forge_sandbox_backend first): the mount
-# plan and network policy, and for the namespace backend their rendering as
-# the bwrap argv. With "create", what up needs on disk is made.
+# worktree at ROOT on forge_backend (forge_sandbox_backend first), and its
+# rendering by that backend: forge_sandbox_plan (msb) or forge_bwrap_plan.
+# With "create", what up needs on disk is made.
 forge_sandbox_prepare() {
 	forge_plan "$1" "$2" "$forge_backend" "${3:-}"
-	[ "$forge_backend" != bwrap ] || forge_bwrap_render "$1" "$2" "${3:-}"
+	if [ "$forge_backend" = bwrap ]; then
+		forge_bwrap_render "$1" "$2" "$forge_plan" "${3:-}"
+	else
+		forge_msb_render "$forge_plan"
+	fi
 }
 
 # forge_sandbox_bring_up ROOT NAME [recreate|restart]: adopts or creates
