@@ -1,13 +1,14 @@
 # forge-bwrap.sh — the namespace backend (SPEC 4.5): the same sandbox as an
-# msb microVM, made with bubblewrap on hosts that cannot boot microVMs. The
-# mount plan (forge-mounts.sh) and the network policy (forge-sandbox.sh) are
-# the backend-neutral data; this file renders them as a bwrap argv and runs
-# the sandbox's lifecycle: a long-lived bwrap with forge-sandbox-init as
-# PID 1 serving exec requests on a unix socket in the state folder.
+# msb microVM, made with bubblewrap on hosts that cannot boot microVMs. Its
+# renderer turns the plan (forge_plan's JSON, forge-plan.sh) into a bwrap
+# argv; its lifecycle runs a long-lived bwrap with forge-sandbox-init as
+# PID 1 serving exec requests on a unix socket in the state folder. Its
+# limits are forge-cgroup.sh's, its network forge-net.sh's, its image root
+# filesystem forge-image.sh's.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 
-# --- choosing the backend ------------------------------------------------------
+# --- state folder and owner ----------------------------------------------------
 
 # forge_bwrap_state NAME: sets forge_bwrap_dir to the state folder of
 # namespace sandbox NAME, ${XDG_STATE_HOME:-$HOME/.local/state}/forge/bwrap/NAME
@@ -18,7 +19,8 @@ forge_bwrap_state() {
 	# forge-sandbox-init start), the seccomp filter, bwrap's JSON status.
 	forge_bwrap_init_path=/run/forge/sandbox-init forge_bwrap_home=/opt/forge
 	forge_bwrap_sock_fd=3 forge_bwrap_seccomp_fd=4 forge_bwrap_status_fd=5
-	forge_bwrap_root=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge/bwrap
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	forge_bwrap_root=$forge_xdg/forge/bwrap
 	forge_bwrap_dir=$forge_bwrap_root/$1
 }
 
@@ -60,154 +62,6 @@ forge_bwrap_as_owner() {
 	else
 		"$@"
 	fi
-}
-
-# forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
-# a user and a network namespace here, else to why not.
-forge_bwrap_probe() {
-	if ! command -v bwrap >/dev/null 2>&1; then
-		forge_bwrap_probe='bwrap (bubblewrap) is not installed'
-		return 0
-	fi
-	if forge_bwrap_probe_out=$(bwrap --unshare-user --unshare-net --ro-bind / / true 2>&1 </dev/null); then
-		forge_bwrap_probe=available
-	else
-		forge_bwrap_probe="bwrap cannot create user and network namespaces here: ${forge_bwrap_probe_out:-no message}"
-	fi
-}
-
-# forge_sandbox_backend [BACKEND]: sets forge_backend to msb or bwrap: BACKEND
-# when given (plan --backend), else sandbox.backend (forge_config_load
-# first). auto: msb when msb doctor says the host runs microVMs, else bwrap
-# when it works, else exit 69 naming both.
-forge_sandbox_backend() {
-	forge_backend=${1:-}
-	if [ -z "$forge_backend" ]; then
-		forge_backend=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
-		[ -n "$forge_backend" ] || forge_backend=auto
-	fi
-	case $forge_backend in
-	msb | bwrap) return 0 ;;
-	auto) ;;
-	*) forge_die 65 "configuration key sandbox.backend: '$forge_backend' is not auto, msb or bwrap" ;;
-	esac
-	forge_msb_doctor
-	if [ "$forge_msb_doctor" = available ]; then
-		forge_backend=msb
-		return 0
-	fi
-	forge_bwrap_probe
-	if [ "$forge_bwrap_probe" = available ]; then
-		forge_backend=bwrap
-		return 0
-	fi
-	forge_error "no sandbox backend works on this host:"
-	forge_error "  msb: $forge_msb_doctor (see forge-sandbox doctor)"
-	forge_error "  bwrap: $forge_bwrap_probe"
-	exit 69
-}
-
-# --- resources -----------------------------------------------------------------
-
-# forge_bwrap_cgroups NAME: sets forge_bwrap_cgroup_kind (v2, v1 or empty)
-# and forge_bwrap_cgroup_dirs, NAME's cgroup folders one per line (which
-# may not exist yet).
-forge_bwrap_cgroups() {
-	forge_bwrap_cgroup_kind='' forge_bwrap_cgroup_dirs=
-	forge_bcg_base=/sys/fs/cgroup
-	if [ -f "$forge_bcg_base/cgroup.controllers" ]; then
-		forge_bwrap_cgroup_kind=v2
-		forge_bwrap_cgroup_dirs=$forge_bcg_base/forge/$1'
-'
-	elif [ -d "$forge_bcg_base/memory" ]; then
-		forge_bwrap_cgroup_kind=v1
-		for forge_bcg_c in memory pids cpu; do
-			[ -d "$forge_bcg_base/$forge_bcg_c" ] &&
-				forge_bwrap_cgroup_dirs=$forge_bwrap_cgroup_dirs$forge_bcg_base/$forge_bcg_c/forge/$1'
-'
-		done
-	fi
-	return 0
-}
-
-# forge_bwrap_limits_possible: true when this process can make cgroups
-# (after forge_bwrap_cgroups); what doctor and up report.
-forge_bwrap_limits_possible() {
-	[ -n "$forge_bwrap_cgroup_kind" ] || return 1
-	forge_blp_dir=${forge_bwrap_cgroup_dirs%%'
-'*}
-	forge_blp_dir=${forge_blp_dir%/forge/*}
-	[ -w "$forge_blp_dir" ]
-}
-
-# forge_bwrap_write FILE VALUE: writes VALUE to the cgroup FILE.
-forge_bwrap_write() {
-	printf '%s\n' "$2" 2>/dev/null >"$1"
-}
-
-# forge_bwrap_limits_set NAME MEMORY CPUS: makes NAME's cgroups with the
-# memory limit MEMORY (MiB, the plan's "memory"), a CPU quota of CPUS
-# and a pids limit; sets forge_bwrap_join to their cgroup.procs files, one
-# per line. Warns and sets nothing when the host does not let it.
-forge_bwrap_limits_set() {
-	forge_bwrap_join=
-	forge_bwrap_cgroups "$1"
-	if ! forge_bwrap_limits_possible; then
-		forge_warn "no writable cgroup here (${forge_bwrap_cgroup_kind:-no cgroup filesystem}): $1 runs without its memory and cpu limits (CPU affinity only)"
-		return 0
-	fi
-	forge_bls_bytes=$(($2 * 1048576))
-	forge_bls_rest=$forge_bwrap_cgroup_dirs
-	while [ -n "$forge_bls_rest" ]; do
-		forge_bls_dir=${forge_bls_rest%%'
-'*}
-		forge_bls_rest=${forge_bls_rest#*'
-'}
-		if ! mkdir -p -- "$forge_bls_dir" 2>/dev/null; then
-			forge_warn "cannot create the cgroup $forge_bls_dir: $1 runs without that limit"
-			continue
-		fi
-		forge_bls_ok=1
-		case $forge_bwrap_cgroup_kind/${forge_bls_dir%/forge/*} in
-		v2/*)
-			forge_bwrap_write "${forge_bls_dir%/*}/cgroup.subtree_control" '+memory +pids +cpu' || :
-			forge_bwrap_write "$forge_bls_dir/memory.max" "$forge_bls_bytes" || forge_bls_ok=
-			forge_bwrap_write "$forge_bls_dir/memory.swap.max" 0 || :
-			forge_bwrap_write "$forge_bls_dir/pids.max" 8192 || :
-			forge_bwrap_write "$forge_bls_dir/cpu.max" "$(($3 * 100000)) 100000" || :
-			;;
-		v1/*/memory)
-			forge_bwrap_write "$forge_bls_dir/memory.limit_in_bytes" "$forge_bls_bytes" || forge_bls_ok=
-			[ ! -f "$forge_bls_dir/memory.memsw.limit_in_bytes" ] ||
-				forge_bwrap_write "$forge_bls_dir/memory.memsw.limit_in_bytes" "$forge_bls_bytes" || :
-			;;
-		v1/*/pids) forge_bwrap_write "$forge_bls_dir/pids.max" 8192 || forge_bls_ok= ;;
-		v1/*/cpu)
-			forge_bwrap_write "$forge_bls_dir/cpu.cfs_period_us" 100000 &&
-				forge_bwrap_write "$forge_bls_dir/cpu.cfs_quota_us" "$(($3 * 100000))" || forge_bls_ok=
-			;;
-		esac
-		if [ -n "$forge_bls_ok" ]; then
-			forge_bwrap_join=$forge_bwrap_join$forge_bls_dir/cgroup.procs'
-'
-		else
-			forge_warn "cannot set the limit in $forge_bls_dir: $1 runs without it"
-		fi
-	done
-}
-
-# forge_bwrap_limits_remove NAME: removes NAME's (empty) cgroups.
-forge_bwrap_limits_remove() {
-	forge_bwrap_cgroups "$1"
-	forge_blr_rest=$forge_bwrap_cgroup_dirs
-	while [ -n "$forge_blr_rest" ]; do
-		forge_blr_dir=${forge_blr_rest%%'
-'*}
-		forge_blr_rest=${forge_blr_rest#*'
-'}
-		[ ! -d "$forge_blr_dir" ] || rmdir -- "$forge_blr_dir" 2>/dev/null || return 1
-	done
-	return 0
 }
 
 # --- the plan --------------------------------------------------------------------
@@ -581,59 +435,6 @@ forge_bwrap_render_git() {
 	done
 }
 
-# --- the root filesystem of an image ------------------------------------------
-
-# forge_bwrap_image_rootfs IMAGE [create]: sets forge_bwrap_rootfs to IMAGE
-# exported from the local Docker image store into the cache, keyed by image
-# ID: ${XDG_CACHE_HOME:-$HOME/.cache}/forge/rootfs/<id>/, with <id>.env
-# holding its ENV (docker export drops it). With create, exports it when
-# missing, and exits 69 when docker or the image is missing; without (plan),
-# nothing is run but docker image inspect, and forge_bwrap_rootfs stays
-# empty, with a warning, when the image is not exported yet.
-forge_bwrap_image_rootfs() {
-	forge_bwrap_rootfs=
-	forge_bir_why=
-	if ! command -v docker >/dev/null 2>&1; then
-		forge_bir_why="docker not found: sandbox.bwrap.rootfs \"image\" takes the image from Docker (or set it to \"host\")"
-	elif ! forge_bir_id=$(docker image inspect --format '{{.Id}}' -- "$1" 2>/dev/null); then
-		forge_bir_why="image $1 is not in the local Docker image store (is dockerd running?); build it with: forge-sandbox build-image --tag $1, or set sandbox.bwrap.rootfs to \"host\""
-	fi
-	if [ -n "$forge_bir_why" ]; then
-		[ "${2:-}" = create ] && forge_die 69 "$forge_bir_why"
-		forge_warn "$forge_bir_why; the root filesystem is left out of this plan"
-		return 0
-	fi
-	forge_bir_id=${forge_bir_id#sha256:}
-	case $forge_bir_id in '' | *[!0-9a-f]*) forge_die 69 "docker gave an unexpected image ID for $1" ;; esac
-	forge_bir_cache=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/forge/rootfs
-	forge_bwrap_rootfs=$forge_bir_cache/$forge_bir_id
-	[ ! -d "$forge_bwrap_rootfs" ] || [ -L "$forge_bwrap_rootfs" ] || return 0
-	if [ "${2:-}" != create ]; then
-		forge_warn "image $1 is not exported yet (forge-sandbox up does it): its folders are left out of this plan"
-		forge_bwrap_rootfs=
-		return 0
-	fi
-	mkdir -p -- "$forge_bir_cache" || forge_die 73 "cannot create $forge_bir_cache"
-	forge_say "exporting $1 into $forge_bwrap_rootfs"
-	forge_bir_tmp=$(mktemp -d "$forge_bir_cache/.export.XXXXXX") || forge_die 73 "cannot create a folder in $forge_bir_cache"
-	docker image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' -- "$1" >"$forge_bir_tmp.env" ||
-		{ forge_rm_tree "$forge_bir_tmp"; forge_die 69 "docker image inspect failed for $1"; }
-	# A placeholder command: export needs a container, and an image may have no CMD.
-	forge_bir_cid=$(docker create -- "$1" forge-rootfs-export 2>/dev/null) ||
-		{ forge_rm_tree "$forge_bir_tmp"; rm -f -- "$forge_bir_tmp.env"; forge_die 69 "docker create failed for $1"; }
-	forge_bir_ok=0
-	docker export -- "$forge_bir_cid" | tar -x -C "$forge_bir_tmp" --no-same-owner --exclude='dev/*' ||
-		forge_bir_ok=1
-	docker rm -- "$forge_bir_cid" >/dev/null 2>&1 || forge_warn "cannot remove the container $forge_bir_cid"
-	if [ "$forge_bir_ok" != 0 ]; then
-		forge_rm_tree "$forge_bir_tmp"
-		rm -f -- "$forge_bir_tmp.env"
-		forge_die 69 "docker export of $1 failed"
-	fi
-	{ mv -f -- "$forge_bir_tmp.env" "$forge_bwrap_rootfs.env" &&
-		mv -- "$forge_bir_tmp" "$forge_bwrap_rootfs"; } || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
-}
-
 # --- lifecycle ----------------------------------------------------------------------
 
 # forge_bwrap_running NAME: true when NAME's PID-namespace init runs; sets
@@ -873,78 +674,6 @@ forge_bwrap_names() {
 	done
 }
 
-# --- doctor -----------------------------------------------------------------------
-
-# forge_sandbox_doctor: reports both backends (msb's verdict as before; the
-# namespace backend with how its limits are set) and exits: 0 when the
-# backend sandbox.backend selects is available (auto: either), else 69 (75
-# when msb is selected and its doctor gave no answer). Reads the
-# configuration of the worktree in the current directory, if any.
-forge_sandbox_doctor() {
-	forge_sd_root=
-	! forge_sandbox_locate . 2>/dev/null || forge_sd_root=$forge_sandbox_root
-	forge_config_load "$forge_sd_root"
-	forge_sd_want=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
-	case ${forge_sd_want:=auto} in
-	auto | msb | bwrap) ;;
-	*) forge_die 65 "configuration key sandbox.backend: '$forge_sd_want' is not auto, msb or bwrap" ;;
-	esac
-	forge_msb_doctor
-	if [ "$forge_msb_doctor" = available ]; then
-		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
-	elif [ "$forge_sd_want" = msb ]; then
-		forge_msb_doctor_report
-	else
-		# Not the selected backend: its state is information, not an error.
-		forge_sandbox_doctor_msb_note
-	fi
-	# The namespace backend's report goes to stderr, beside msb's.
-	forge_bwrap_probe
-	forge_bwrap_cgroups forge-doctor
-	if forge_bwrap_limits_possible; then
-		forge_sd_limits="memory and cpu limits through cgroup $forge_bwrap_cgroup_kind, plus CPU affinity"
-	else
-		forge_sd_limits="no writable cgroup (${forge_bwrap_cgroup_kind:-none found}): CPU affinity only, no memory limit"
-	fi
-	if [ "$forge_bwrap_probe" = available ]; then
-		forge_say "bwrap: available: namespace sandboxes work on this host; $forge_sd_limits"
-	else
-		forge_say "bwrap: unavailable: $forge_bwrap_probe"
-	fi
-	if ! forge_net_open_check; then
-		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox with open egress and no secrets (an allow-list, or secrets, go through forge's proxy and work)"
-	else
-		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"
-	fi
-	forge_say "sandbox.backend: $forge_sd_want"
-	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
-	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
-	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
-	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
-	msb/*) forge_say "selected: none: sandbox.backend is msb, which cannot run here" ;;
-	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
-	*) forge_say "selected: none: neither backend can run here" ;;
-	esac
-	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
-	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
-	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
-	esac
-	exit 69
-}
-
-# forge_sandbox_doctor_msb_note: msb's state when it is not the selected
-# backend, as plain information on stderr (its doctor's lines indented).
-forge_sandbox_doctor_msb_note() {
-	case $forge_msb_doctor in
-	missing) forge_say "msb: not installed (FORGE_MSB unset or not executable, no msb on PATH)" ;;
-	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
-	*)
-		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
-		printf '%s\n' "$forge_msb_doctor_said" | forge_printable_lines '    ' >&2
-		;;
-	esac
-}
-
 # --- ls and prune ---------------------------------------------------------------
 
 # forge_bwrap_list: sets forge_bwrap_names (forge_bwrap_names) and
@@ -971,46 +700,3 @@ forge_bwrap_list() {
 		forge_die 70 "jq failed while listing the namespace sandboxes"
 }
 
-# forge_bwrap_prune [KEEP...]: removes every namespace sandbox whose recorded
-# worktree no longer exists, except the KEEP names; prints each removed name.
-forge_bwrap_prune() {
-	forge_bwrap_names
-	forge_bp_rest=$forge_bwrap_names
-	while [ -n "$forge_bp_rest" ]; do
-		forge_bp_name=${forge_bp_rest%%'
-'*}
-		forge_bp_rest=${forge_bp_rest#*'
-'}
-		forge_bp_keep=
-		for forge_bp_k in "$@"; do
-			[ "$forge_bp_k" != "$forge_bp_name" ] || forge_bp_keep=1
-		done
-		[ -z "$forge_bp_keep" ] || continue
-		forge_sandbox_registry "$forge_bp_name"
-		forge_bp_path=
-		[ ! -f "$forge_sandbox_registry_file" ] ||
-			forge_bp_path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || forge_bp_path=
-		if [ -z "$forge_bp_path" ]; then
-			forge_warn "$forge_bp_name: no record of its worktree; left alone (remove it with forge-sandbox rm in its worktree)"
-			continue
-		fi
-		[ ! -d "$forge_bp_path" ] || continue
-		forge_sandbox_name_of "$forge_bp_path"
-		if [ "$forge_sandbox_name" != "$forge_bp_name" ]; then
-			forge_warn "$forge_bp_name: its record names $forge_bp_path, which gives another name; left alone"
-			continue
-		fi
-		forge_bwrap_remove "$forge_bp_name"
-		printf '%s\n' "$forge_bp_name"
-	done
-}
-
-# forge_sandbox_msb_needed: true when ls and prune must have msb: the
-# configuration (of the worktree in the current directory, if any) selects
-# the msb backend. Otherwise they skip msb where it is missing.
-forge_sandbox_msb_needed() {
-	forge_mn_root=
-	! forge_sandbox_locate . 2>/dev/null || forge_mn_root=$forge_sandbox_root
-	forge_config_load "$forge_mn_root"
-	[ "$(forge_config_get sandbox.backend)" = msb ]
-}

@@ -205,7 +205,8 @@ forge_check_run() {
 # could not pass root's own folders, and the canary must be one it could
 # read if it saw it.
 forge_check_place() {
-	set -- "${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge" "${TMPDIR:-/tmp}" /tmp
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	set -- "$forge_xdg/forge" "${TMPDIR:-/tmp}" /tmp
 	[ -z "${forge_bwrap_owner:-}" ] || set -- /tmp "$@"
 	for forge_cp_dir in "$@"; do
 		(umask 077 && mkdir -p -- "$forge_cp_dir") 2>/dev/null || continue

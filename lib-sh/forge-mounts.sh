@@ -249,7 +249,8 @@ forge_mounts_plan() {
 	if forge_sandbox_cfg_value toolout; then
 		forge_mp_dir=$forge_cfg_value
 	else
-		forge_mp_dir=${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/opencode/tool-output
+		forge_xdg_dir data || forge_xdg=/nonexistent/.local/share
+		forge_mp_dir=$forge_xdg/opencode/tool-output
 	fi
 	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.toolOutputDir &&
 		forge_canon_dir "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
@@ -567,7 +568,8 @@ forge_mounts_owner_of() {
 # compared canonical, as the mounts are, and a symbolic link on the way to
 # one of them may not lie in a read-write mount either.
 forge_mounts_state_check() {
-	forge_msc_state=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	forge_msc_state=$forge_xdg/forge
 	forge_bwrap_state "$2"
 	forge_sandbox_registry "$2"
 	forge_msc_list="the state folder of sandbox $2 (its exec socket and env file)	$forge_bwrap_dir

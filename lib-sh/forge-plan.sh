@@ -5,6 +5,7 @@
 # bwrap by forge_bwrap_render. Its schema is in forge(7).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # forge_plan_jq STAGE [JQ-ARG...]: runs forge-plan.jq's STAGE on standard
 # input; prints its output.
@@ -144,17 +145,6 @@ forge_plan_view() {
 	done <<EOF
 $out
 EOF
-}
-
-# forge_msb_render PLAN: msb's rendering of the plan PLAN (forge_plan's
-# JSON; forge-plan.jq's msb_argv): sets forge_sandbox_plan to the msb create
-# argv, one argument a line, "msb" first (no argument can hold a newline:
-# msb's paths cannot, and the rest is validated).
-forge_msb_render() {
-	forge_sandbox_plan=$(printf '%s' "$1" | forge_plan_jq msb) ||
-		forge_die 70 "jq failed while rendering the msb plan"
-	forge_sandbox_plan=$forge_sandbox_plan'
-'
 }
 
 # forge_sandbox_plan ROOT NAME [create]: forge_plan ROOT NAME msb [create],

@@ -1,8 +1,12 @@
-# forge-sandbox.sh — one msb sandbox per git worktree (SPEC 4.1, 4.3): its
-# name, the create argv ("the plan") built from the configuration, and the
-# up / rm / prune logic over the msb calls of forge-msb.sh.
+# forge-sandbox.sh — one sandbox per git worktree, whichever the backend
+# (SPEC 4.1, 4.5): its name, the configuration the mount plan reads, the
+# registry, the records of what it was created with and their drift, the
+# bring-up lock, the choice of backend, doctor for both, and one prune loop.
+# The plan is forge-plan.sh's; each backend's renderer and lifecycle are
+# forge-msb.sh's and forge-bwrap.sh's.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # --- naming ------------------------------------------------------------------
 
@@ -123,8 +127,11 @@ forge_sandbox_cfg_value() {
 
 # --- values -------------------------------------------------------------------
 
-# forge_image_ref_valid REF: true for an image reference forge passes on:
-# it starts with a letter or digit and has only [A-Za-z0-9._/:@+-].
+# forge_image_ref_valid REF: true for an image reference forge passes on
+# (plan, build-image): it starts with a letter or digit, so that no tool
+# reads it as an option, and has only [A-Za-z0-9._/:@+-], the characters of
+# docker's reference grammar ('+' separates the components of a digest's
+# algorithm, as in sha256+b64u). forge-plan.jq's image_ref is the same rule.
 forge_image_ref_valid() {
 	case $1 in
 	[A-Za-z0-9]*) ;;
@@ -148,7 +155,8 @@ forge_env_name_valid() {
 # entry in the registry of sandboxes forge made (name -> worktree), which
 # prune reads: ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.
 forge_sandbox_registry() {
-	forge_sandbox_registry_dir=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge/sandboxes
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	forge_sandbox_registry_dir=$forge_xdg/forge/sandboxes
 	forge_sandbox_registry_file=$forge_sandbox_registry_dir/$1
 }
 
@@ -248,294 +256,76 @@ $forge_dc_key="*) ;;
 	return 0
 }
 
-# --- up ----------------------------------------------------------------------------
-
-# forge_sandbox_up ROOT NAME [recreate|restart]: adopts or creates sandbox
-# NAME for the worktree at ROOT, after forge_sandbox_plan ROOT NAME create
-# (which warns about unset secret variables). With "recreate", an existing
-# sandbox is created anew from the current configuration (msb create
-# --replace), keeping its volumes; with "restart", the secret convergence
-# reboots it (msb modify --restart). Then prepares the cache disk, converges
-# the secrets and warns about drift from what an adopted sandbox was created
-# with. Exits 69 on an msb failure, 75 when the sandbox stays in a transient
-# state.
-forge_sandbox_up() {
-	forge_su_mode=${3:-}
-	forge_msb_require
-	forge_msb_doctor
-	case $forge_msb_doctor in
-	available) ;;
-	indeterminate) forge_warn "msb doctor gave no answer within ${forge_msb_doctor_secs}s: host support is indeterminate; going on" ;;
-	*) forge_msb_doctor_report; exit 69 ;;
-	esac
-
-	forge_sandbox_wait=${FORGE_SANDBOX_WAIT:-30}
-	forge_is_uint "$forge_sandbox_wait" ||
-		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sandbox_wait'"
-	forge_su_waited=0
-	while :; do
-		forge_msb_status "$2"
-		case $forge_msb_status in
-		'')
-			forge_sandbox_create "$1" "$2"
-			break
-			;;
-		Running | Stopped | Crashed)
-			if [ "$forge_su_mode" = recreate ]; then
-				forge_sandbox_create "$1" "$2" replace
-				forge_msb_status=
-				break
-			fi
-			forge_say "adopting $2 ($forge_msb_status)"
-			forge_sandbox_register "$2" "$1"
-			forge_sandbox_drift_check "$1" "$2"
-			break
-			;;
-		Created | Starting | Draining | Paused)
-			if [ "$forge_su_waited" -ge "$forge_sandbox_wait" ]; then
-				forge_die 75 "$2 is still $forge_msb_status after ${forge_sandbox_wait}s; try again later"
-			fi
-			[ "$forge_su_waited" -gt 0 ] || forge_say "$2 is $forge_msb_status; waiting up to ${forge_sandbox_wait}s"
-			sleep 1
-			forge_su_waited=$((forge_su_waited + 1))
-			;;
-		*)
-			forge_die 69 "msb reports $2 in an unknown state '$forge_msb_status'; refusing to guess"
-			;;
-		esac
-	done
-
-	# The cache disk is formatted root-owned; the agent must be able to use it.
-	if ! "$forge_msb" exec --quiet "$2" --no-tty -- sudo -n sh -c \
-		'chown agent:agent /opt/forge/.cache && chmod 0777 /opt/forge/.cache' </dev/null >&2; then
-		forge_die 69 "could not prepare the cache disk of $2"
-	fi
-	# A reboot only for an adopted sandbox: a new one has just booted.
-	forge_sandbox_restart=
-	[ "$forge_su_mode" != restart ] || [ -z "$forge_msb_status" ] || forge_sandbox_restart=1
-	forge_sandbox_secrets_converge "$2"
-	if [ -n "$forge_sandbox_secrets_pending" ] && [ "$forge_msb_status" = Running ]; then
-		forge_warn "new secrets ($forge_sandbox_secrets_pending) are bound to $2 from its next start; to reboot it now run: forge-sandbox up --restart (this ends every session and process in it, dockerd included)"
-	fi
-	return 0
-}
-
-# forge_sandbox_create ROOT NAME [replace]: creates sandbox NAME from the
-# plan, after checking that the image is in msb's cache (internal to
-# forge_sandbox_up). "already exists" is retried once with --replace. With
-# "replace", it replaces an existing sandbox at once (msb create --replace),
-# which keeps the named volumes; a configured disk size that differs from
-# an existing volume's is refused first (65), since msb would remove the
-# sandbox and then fail.
-forge_sandbox_create() {
-	forge_sc_root=$1 forge_sc_name=$2
-	forge_msb_image_cached "$forge_sandbox_image" ||
-		forge_die 69 "image $forge_sandbox_image is not in msb's image cache; build it with: forge-sandbox build-image --tag $forge_sandbox_image"
-	forge_sc_replace=
-	if [ "${3:-}" = replace ]; then
-		forge_sandbox_volume_sizes_check "$forge_sc_name"
-		forge_sc_replace=1
-		forge_say "recreating $forge_sc_name from $forge_sandbox_image (msb create --replace; the cache and docker volumes are kept)"
-	else
-		forge_say "creating $forge_sc_name from $forge_sandbox_image"
-	fi
-	forge_sandbox_register "$forge_sc_name" "$forge_sc_root"
-	forge_sandbox_record_create "$forge_sc_root" "$forge_sc_name"
-	# News once, when the mounts are decided; plan and adoption stay quiet.
-	[ -z "$forge_mounts_project_held" ] ||
-		forge_warn "sandbox.mountProjectReadonly: the project $forge_mounts_project_held is not mounted: it holds the read-write $forge_mounts_project_holds, and msb cannot mount a folder read-only around a read-write one; its history is there through git (see forge-sandbox(1))"
-	while :; do
-		set --
-		forge_sc_rest=$forge_sandbox_plan
-		forge_sc_first=1
-		while [ -n "$forge_sc_rest" ]; do
-			forge_sc_line=${forge_sc_rest%%'
-'*}
-			forge_sc_rest=${forge_sc_rest#*'
-'}
-			# The plan starts with "msb": the program is the one found.
-			[ -z "$forge_sc_first" ] && set -- "$@" "$forge_sc_line"
-			forge_sc_first=
-		done
-		[ -z "$forge_sc_replace" ] || set -- "$@" --replace
-		forge_sc_status=0
-		forge_sc_err=$("$forge_msb" "$@" 2>&1 </dev/null >/dev/null) || forge_sc_status=$?
-		[ -z "$forge_sc_err" ] || printf '%s\n' "$forge_sc_err" | forge_printable_lines >&2
-		[ "$forge_sc_status" -ne 0 ] || return 0
-		case $forge_sc_err in
-		*'already exists'*)
-			if [ -z "$forge_sc_replace" ]; then
-				forge_say "$forge_sc_name already exists to msb; replacing it"
-				forge_sc_replace=1
-				continue
-			fi
-			;;
-		esac
-		[ "$forge_sc_status" -ne 2 ] || forge_die 70 "msb rejected the create arguments (see forge-sandbox plan)"
-		forge_die 69 "msb could not create $forge_sc_name (exit $forge_sc_status)"
-	done
-}
-
-# forge_sandbox_volume_sizes_check NAME: exits 65 when one of NAME's named
-# volumes exists with another size than the plan gives it (a volume keeps
-# the size it was made with). Exits 69 when msb's answer is not a list of
-# volumes.
-forge_sandbox_volume_sizes_check() {
-	local json have key name
-	forge_sandbox_volumes "$1"
-	json=$("$forge_msb" volume ls --format json </dev/null) ||
-		forge_die 69 "msb volume ls failed"
-	for key in docker cache; do
-		name=$forge_sandbox_cache_volume
-		[ "$key" != docker ] || name=$forge_sandbox_docker_volume
-		# shellcheck disable=SC2016 # a jq program, not shell
-		have=$(printf '%s' "$json" | jq -rs --arg n "$name" --arg k "$key" --argjson plan "$forge_plan" '
-			if length == 1 and (.[0] | type) == "array" then
-			  $plan.disks[$k] as $mib
-			  | (first(.[0][] | select(type == "object" and .name == $n) | .capacity_bytes) // "none" | tostring) as $have
-			  | if $have == "none" or $have == "null" or $have == ($mib * 1048576 | tostring) then "ok"
-			    else "\($have)\t" + ($mib | if . % 1024 == 0 then "\(. / 1024)g" else "\(.)m" end) end
-			else error("bad") end' 2>/dev/null) ||
-			forge_die 69 "msb volume ls --format json did not print a JSON array of volumes; refusing to guess"
-		[ "$have" = ok ] ||
-			forge_die 65 "configuration key sandbox.resources.${key}Disk: ${have#*'	'}, but the volume $name keeps the size it was made with (${have%%'	'*} bytes) across --recreate; set it back, or drop the volumes with forge-sandbox rm, then up"
-	done
-}
-
-# forge_sandbox_secrets_converge NAME [ENV@HOSTS...]: makes the secrets bound
-# to sandbox NAME the configured ones (forge_sandbox_secrets, or the
-# arguments): msb modify --secret for every configured one (refreshing its
-# value), --secret-rm for bound ones no longer configured. A new name takes
-# effect at the sandbox's next start (--next-start), or at once when
-# forge_sandbox_restart is 1 (--restart, a reboot: only when the user asked
-# for it); forge_sandbox_secrets_pending is set to the names left for the
-# next start. With forge_sandbox_restart 1 the sandbox is rebooted even when
-# nothing else changes. Nothing runs when nothing is bound or configured and
-# no restart is asked for.
-forge_sandbox_secrets_converge() {
-	forge_scv_name=$1
-	forge_sandbox_secrets_pending=
-	shift
-	if [ "$#" -eq 0 ]; then
-		forge_scv_rest=$forge_sandbox_secrets
-		while [ -n "$forge_scv_rest" ]; do
-			set -- "$@" "${forge_scv_rest%%'
-'*}"
-			forge_scv_rest=${forge_scv_rest#*'
-'}
-		done
-	fi
-	forge_msb_bound_secrets "$forge_scv_name"
-	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || [ -n "${forge_sandbox_restart:-}" ] || return 0
-	forge_scv_conf='
-'
-	forge_scv_new=
-	for forge_scv_s in "$@"; do
-		forge_scv_env=${forge_scv_s%@*}
-		forge_scv_conf=$forge_scv_conf$forge_scv_env'
-'
-		case $forge_msb_bound in
-		*"
-$forge_scv_env
-"*) ;;
-		*) forge_scv_new=$forge_scv_new${forge_scv_new:+ }$forge_scv_env ;;
-		esac
-		set -- "$@" --secret "$forge_scv_s"
-		shift
-	done
-	forge_scv_rest=${forge_msb_bound#?}
-	while [ -n "$forge_scv_rest" ]; do
-		forge_scv_env=${forge_scv_rest%%'
-'*}
-		forge_scv_rest=${forge_scv_rest#*'
-'}
-		case $forge_scv_conf in
-		*"
-$forge_scv_env
-"*) ;;
-		*) set -- "$@" --secret-rm "$forge_scv_env" ;;
-		esac
-	done
-	if [ -n "${forge_sandbox_restart:-}" ]; then
-		set -- "$@" --restart
-	elif [ -n "$forge_scv_new" ]; then
-		set -- "$@" --next-start
-		forge_sandbox_secrets_pending=$forge_scv_new
-	fi
-	"$forge_msb" modify "$forge_scv_name" "$@" </dev/null >/dev/null ||
-		forge_die 69 "could not update the secrets of $forge_scv_name"
-}
-
 # --- rm and prune ------------------------------------------------------------------
 
-# forge_sandbox_remove NAME: removes sandbox NAME, then its two named
-# volumes; a missing sandbox or volume is not an error. When the sandbox
-# cannot be removed, the volumes are left alone. Returns 1 on a failure.
-forge_sandbox_remove() {
-	forge_msb_rm "$1" || return 1
-	forge_sandbox_volumes "$1"
-	forge_sr_ok=0
-	forge_msb_volume_rm "$forge_sandbox_docker_volume" || forge_sr_ok=1
-	forge_msb_volume_rm "$forge_sandbox_cache_volume" || forge_sr_ok=1
-	[ "$forge_sr_ok" = 0 ] || return 1
-	forge_sandbox_unregister "$1"
-}
-
-# forge_sandbox_prune [KEEP...]: removes every forge-* sandbox (and its
-# volumes) whose recorded worktree no longer exists, except the KEEP names.
-# A sandbox without a record (or whose record does not give its name) is
-# left alone with a warning. Prints each removed name. Returns 1 when a
-# removal failed.
+# forge_sandbox_prune BACKEND [KEEP...]: removes every forge-* sandbox of
+# BACKEND (msb or bwrap; for msb with its volumes, and the registry's
+# entries of msb sandboxes already gone) whose recorded worktree no longer
+# exists, except the KEEP names. A sandbox without a record (or whose
+# record does not give its name) is left alone with a warning. Prints each
+# removed name. Returns 1 when a removal failed. One loop for both backends.
 forge_sandbox_prune() {
-	forge_msb_forge_names
-	forge_sandbox_registry x
-	forge_pr_names=$forge_msb_names
-	# Registry entries of sandboxes already gone: their volumes may remain.
-	for forge_pr_file in "$forge_sandbox_registry_dir"/forge-*; do
-		[ -f "$forge_pr_file" ] || continue
-		forge_pr_name=${forge_pr_file##*/}
-		case $forge_pr_name in *.lock | *.break) continue ;; esac
-		case $forge_pr_names in *"
-$forge_pr_name
-"* | "$forge_pr_name
+	local backend names file name rest keep k path failed how
+	backend=$1
+	shift
+	if [ "$backend" = bwrap ]; then
+		forge_bwrap_names
+		names=$forge_bwrap_names
+		how='forge-sandbox rm in its worktree'
+	else
+		forge_msb_forge_names
+		names=$forge_msb_names
+		how='msb rm'
+		forge_sandbox_registry x
+		# Registry entries of sandboxes already gone: their volumes may remain.
+		for file in "$forge_sandbox_registry_dir"/forge-*; do
+			[ -f "$file" ] || continue
+			name=${file##*/}
+			case $name in *.lock | *.break) continue ;; esac
+			case $names in *"
+$name
+"* | "$name
 "*) ;;
-		*) forge_pr_names=$forge_pr_names$forge_pr_name'
+			*) names=$names$name'
 ' ;;
-		esac
-	done
-	forge_pr_failed=0
-	forge_pr_rest=$forge_pr_names
-	while [ -n "$forge_pr_rest" ]; do
-		forge_pr_name=${forge_pr_rest%%'
-'*}
-		forge_pr_rest=${forge_pr_rest#*'
-'}
-		forge_pr_keep=
-		for forge_pr_k in "$@"; do
-			[ "$forge_pr_k" != "$forge_pr_name" ] || forge_pr_keep=1
+			esac
 		done
-		[ -z "$forge_pr_keep" ] || continue
-		forge_sandbox_registry "$forge_pr_name"
-		forge_pr_path=
+	fi
+	failed=0
+	rest=$names
+	while [ -n "$rest" ]; do
+		name=${rest%%'
+'*}
+		rest=${rest#*'
+'}
+		keep=
+		for k in "$@"; do
+			[ "$k" != "$name" ] || keep=1
+		done
+		[ -z "$keep" ] || continue
+		forge_sandbox_registry "$name"
+		path=
 		[ ! -f "$forge_sandbox_registry_file" ] ||
-			forge_pr_path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || forge_pr_path=
-		if [ -z "$forge_pr_path" ]; then
-			forge_warn "$forge_pr_name: no record of its worktree; left alone (remove it with msb rm)"
+			path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || path=
+		if [ -z "$path" ]; then
+			forge_warn "$name: no record of its worktree; left alone (remove it with $how)"
 			continue
 		fi
-		[ ! -d "$forge_pr_path" ] || continue
-		forge_sandbox_name_of "$forge_pr_path"
-		if [ "$forge_sandbox_name" != "$forge_pr_name" ]; then
-			forge_warn "$forge_pr_name: its record names $forge_pr_path, which gives another name; left alone"
+		[ ! -d "$path" ] || continue
+		forge_sandbox_name_of "$path"
+		if [ "$forge_sandbox_name" != "$name" ]; then
+			forge_warn "$name: its record names $path, which gives another name; left alone"
 			continue
 		fi
-		if forge_sandbox_remove "$forge_pr_name"; then
-			printf '%s\n' "$forge_pr_name"
-		else
-			forge_pr_failed=1
+		if [ "$backend" = bwrap ]; then
+			forge_bwrap_remove "$name"
+		elif ! forge_sandbox_remove "$name"; then
+			failed=1
+			continue
 		fi
+		printf '%s\n' "$name"
 	done
-	return "$forge_pr_failed"
+	return "$failed"
 }
 
 # --- either backend ------------------------------------------------------------------
@@ -570,6 +360,15 @@ forge_sandbox_bring_up() {
 	forge_sandbox_unlock "$2"
 }
 
+# forge_sandbox_wait_setting: sets forge_sandbox_wait to FORGE_SANDBOX_WAIT
+# (default 30), how many seconds up waits for a busy sandbox or its lock.
+# Exits 64 when it is not a whole number.
+forge_sandbox_wait_setting() {
+	forge_sandbox_wait=${FORGE_SANDBOX_WAIT:-30}
+	forge_is_uint "$forge_sandbox_wait" ||
+		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sandbox_wait'"
+}
+
 # forge_sandbox_lock NAME: takes the lock on bringing up sandbox NAME, the
 # folder ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.up made
 # with mkdir (atomic) and owned by this process (its "owner" file: PID and
@@ -581,9 +380,8 @@ forge_sandbox_bring_up() {
 forge_sandbox_lock() {
 	forge_sandbox_registry "$1"
 	forge_sl_dir=$forge_sandbox_registry_dir/$1.up
-	forge_sl_wait=${FORGE_SANDBOX_WAIT:-30}
-	forge_is_uint "$forge_sl_wait" ||
-		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sl_wait'"
+	forge_sandbox_wait_setting
+	forge_sl_wait=$forge_sandbox_wait
 	mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_sandbox_registry_dir"
 	forge_sl_tries=0 forge_sl_gone=0
@@ -658,4 +456,131 @@ forge_sandbox_unlock() {
 	forge_read_file "$forge_sul_dir/owner" 2>/dev/null || return 0
 	[ "$forge_file" = "$forge_sul_me" ] || return 0
 	rm -rf -- "$forge_sul_dir"
+}
+
+# --- choosing the backend, and doctor for both -------------------------------------
+
+# forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
+# a user and a network namespace here, else to why not.
+forge_bwrap_probe() {
+	if ! command -v bwrap >/dev/null 2>&1; then
+		forge_bwrap_probe='bwrap (bubblewrap) is not installed'
+		return 0
+	fi
+	if forge_bwrap_probe_out=$(bwrap --unshare-user --unshare-net --ro-bind / / true 2>&1 </dev/null); then
+		forge_bwrap_probe=available
+	else
+		forge_bwrap_probe="bwrap cannot create user and network namespaces here: ${forge_bwrap_probe_out:-no message}"
+	fi
+}
+
+# forge_sandbox_backend [BACKEND]: sets forge_backend to msb or bwrap: BACKEND
+# when given (plan --backend), else sandbox.backend (forge_config_load
+# first). auto: msb when msb doctor says the host runs microVMs, else bwrap
+# when it works, else exit 69 naming both.
+forge_sandbox_backend() {
+	forge_backend=${1:-}
+	if [ -z "$forge_backend" ]; then
+		forge_backend=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
+		[ -n "$forge_backend" ] || forge_backend=auto
+	fi
+	case $forge_backend in
+	msb | bwrap) return 0 ;;
+	auto) ;;
+	*) forge_die 65 "configuration key sandbox.backend: '$forge_backend' is not auto, msb or bwrap" ;;
+	esac
+	forge_msb_doctor
+	if [ "$forge_msb_doctor" = available ]; then
+		forge_backend=msb
+		return 0
+	fi
+	forge_bwrap_probe
+	if [ "$forge_bwrap_probe" = available ]; then
+		forge_backend=bwrap
+		return 0
+	fi
+	forge_error "no sandbox backend works on this host:"
+	forge_error "  msb: $forge_msb_doctor (see forge-sandbox doctor)"
+	forge_error "  bwrap: $forge_bwrap_probe"
+	exit 69
+}
+
+# forge_sandbox_doctor: reports both backends (msb's verdict as before; the
+# namespace backend with how its limits are set) and exits: 0 when the
+# backend sandbox.backend selects is available (auto: either), else 69 (75
+# when msb is selected and its doctor gave no answer). Reads the
+# configuration of the worktree in the current directory, if any.
+forge_sandbox_doctor() {
+	forge_sd_root=
+	! forge_sandbox_locate . 2>/dev/null || forge_sd_root=$forge_sandbox_root
+	forge_config_load "$forge_sd_root"
+	forge_sd_want=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
+	case ${forge_sd_want:=auto} in
+	auto | msb | bwrap) ;;
+	*) forge_die 65 "configuration key sandbox.backend: '$forge_sd_want' is not auto, msb or bwrap" ;;
+	esac
+	forge_msb_doctor
+	if [ "$forge_msb_doctor" = available ]; then
+		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
+	elif [ "$forge_sd_want" = msb ]; then
+		forge_msb_doctor_report
+	else
+		# Not the selected backend: its state is information, not an error.
+		forge_sandbox_doctor_msb_note
+	fi
+	# The namespace backend's report goes to stderr, beside msb's.
+	forge_bwrap_probe
+	forge_bwrap_cgroups forge-doctor
+	if forge_bwrap_limits_possible; then
+		forge_sd_limits="memory and cpu limits through cgroup $forge_bwrap_cgroup_kind, plus CPU affinity"
+	else
+		forge_sd_limits="no writable cgroup (${forge_bwrap_cgroup_kind:-none found}): CPU affinity only, no memory limit"
+	fi
+	if [ "$forge_bwrap_probe" = available ]; then
+		forge_say "bwrap: available: namespace sandboxes work on this host; $forge_sd_limits"
+	else
+		forge_say "bwrap: unavailable: $forge_bwrap_probe"
+	fi
+	if ! forge_net_open_check; then
+		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox with open egress and no secrets (an allow-list, or secrets, go through forge's proxy and work)"
+	else
+		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"
+	fi
+	forge_say "sandbox.backend: $forge_sd_want"
+	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
+	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
+	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
+	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
+	msb/*) forge_say "selected: none: sandbox.backend is msb, which cannot run here" ;;
+	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
+	*) forge_say "selected: none: neither backend can run here" ;;
+	esac
+	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
+	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
+	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
+	esac
+	exit 69
+}
+
+# forge_sandbox_doctor_msb_note: msb's state when it is not the selected
+# backend, as plain information on stderr (its doctor's lines indented).
+forge_sandbox_doctor_msb_note() {
+	case $forge_msb_doctor in
+	missing) forge_say "msb: not installed (FORGE_MSB unset or not executable, no msb on PATH)" ;;
+	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
+	*)
+		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
+		printf '%s\n' "$forge_msb_doctor_said" | forge_printable_lines '    ' >&2
+		;;
+	esac
+}
+
+# forge_sandbox_msb_needed: true when ls and prune must have msb: the
+# configuration (of the worktree in the current directory, if any) selects
+# the msb backend. Otherwise they skip msb where it is missing.
+forge_sandbox_msb_needed() {
+	forge_mn_root=
+	! forge_sandbox_locate . 2>/dev/null || forge_mn_root=$forge_sandbox_root
+	forge_config_load "$forge_mn_root"
+	[ "$(forge_config_get sandbox.backend)" = msb ]
 }

@@ -974,3 +974,25 @@ render_both() {
 	# Restricted: only lo, the relay's folder mounted in.
 	grep -qx -- /run/forge/net "$BATS_TEST_TMPDIR/bwrap.argv"
 }
+
+@test "plan: sandbox.image with '+' is accepted, by the rule build-image uses too" {
+	write_config '{"sandbox": {"image": "reg.example/img@sha256+b64u:abc"}}'
+	plan_argv
+	[ "${plan[2]}" = reg.example/img@sha256+b64u:abc ]
+	write_config '{"sandbox": {"image": ".img"}}'
+	run forge-sandbox plan
+	assert_failure 65
+}
+
+@test "XDG defaults (forge_xdg_dir): a relative XDG_STATE_HOME, XDG_CACHE_HOME or XDG_DATA_HOME is ignored for the registry, the namespace state, the rootfs cache and the tool output dir" {
+	mkdir -p "$HOME/.local/share/opencode/tool-output"
+	run env XDG_STATE_HOME=rel-state XDG_CACHE_HOME=rel-cache XDG_DATA_HOME=rel-data sh -c 'set -eu
+		forge_prog=t; . "$FORGE_LIBDIR/forge.sh"
+		forge_sandbox_registry x; printf "%s\n" "$forge_sandbox_registry_dir"
+		forge_bwrap_state x; printf "%s\n" "$forge_bwrap_dir"
+		cd "$1"; forge_config_load "$1"; forge_plan "$1" x msb; printf "%s\n" "$forge_mounts"'  _ "$REPO"
+	assert_success
+	assert_line --index 0 "$HOME/.local/state/forge/sandboxes"
+	assert_line --index 1 "$HOME/.local/state/forge/bwrap/x"
+	assert_line "ro $(realpath "$HOME/.local/share/opencode/tool-output")"
+}
