@@ -7,6 +7,7 @@
 # filesystem forge-image.sh's.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # --- state folder and owner ----------------------------------------------------
 
@@ -40,17 +41,18 @@ forge_bwrap_exists() {
 # only the owner writes: ~owner/.local/state/forge/bwrap/NAME. Otherwise
 # forge_bwrap_data is the state folder itself.
 forge_bwrap_owner() {
+	local home ids
 	forge_bwrap_owner='' forge_bwrap_data=$forge_bwrap_dir
 	[ "$(id -u)" = 0 ] || return 0
-	forge_bo_ids=$(stat -c '%u:%g' -- "$1") || forge_die 69 "cannot stat $1"
-	case $forge_bo_ids in 0:*) return 0 ;; esac
-	forge_bwrap_owner=$forge_bo_ids
-	forge_bo_home=$(getent passwd "${forge_bo_ids%%:*}" | cut -d: -f6) || forge_bo_home=
-	case $forge_bo_home in
+	ids=$(stat -c '%u:%g' -- "$1") || forge_die 69 "cannot stat $1"
+	case $ids in 0:*) return 0 ;; esac
+	forge_bwrap_owner=$ids
+	home=$(getent passwd "${ids%%:*}" | cut -d: -f6) || home=
+	case $home in
 	/*) ;;
-	*) forge_die 69 "the worktree $1 belongs to uid ${forge_bo_ids%%:*}, which has no home folder: the sandbox would run as that user and keeps its folders there" ;;
+	*) forge_die 69 "the worktree $1 belongs to uid ${ids%%:*}, which has no home folder: the sandbox would run as that user and keeps its folders there" ;;
 	esac
-	forge_bwrap_data=$forge_bo_home/.local/state/forge/bwrap/${forge_bwrap_dir##*/}
+	forge_bwrap_data=$home/.local/state/forge/bwrap/${forge_bwrap_dir##*/}
 }
 
 # forge_bwrap_as_owner COMMAND...: runs COMMAND as forge_bwrap_owner (with
@@ -68,8 +70,9 @@ forge_bwrap_as_owner() {
 
 # forge_bwrap_add ARG...: appends ARGs to forge_bwrap_plan, one per line.
 forge_bwrap_add() {
-	for forge_ba_arg in "$@"; do
-		forge_bwrap_plan=$forge_bwrap_plan$forge_ba_arg'
+	local arg
+	for arg in "$@"; do
+		forge_bwrap_plan=$forge_bwrap_plan$arg'
 '
 	done
 }
@@ -89,12 +92,13 @@ forge_bwrap_rootfs_config() {
 # in ROOTFS as a real directory (not a symlink), so a mount can go there
 # although ROOTFS is mounted read-only.
 forge_bwrap_dest_inside() {
-	forge_bdi_path=$1
-	forge_bdi_rest=${2#/}/
-	while [ -n "$forge_bdi_rest" ]; do
-		forge_bdi_path=$forge_bdi_path/${forge_bdi_rest%%/*}
-		forge_bdi_rest=${forge_bdi_rest#*/}
-		[ -d "$forge_bdi_path" ] && [ ! -L "$forge_bdi_path" ] || return 1
+	local path rest
+	path=$1
+	rest=${2#/}/
+	while [ -n "$rest" ]; do
+		path=$path/${rest%%/*}
+		rest=${rest#*/}
+		[ -d "$path" ] && [ ! -L "$path" ] || return 1
 	done
 }
 
@@ -103,30 +107,31 @@ forge_bwrap_dest_inside() {
 # /dev, /sys, /tmp, /run, and any folder a mount in DESTS (one path per
 # line) needs created that the image does not have (it stays empty).
 forge_bwrap_render_image() {
-	for forge_bri_e in "$1"/* "$1"/.[!.]*; do
-		[ -e "$forge_bri_e" ] || [ -L "$forge_bri_e" ] || continue
-		forge_bri_top=/${forge_bri_e##*/}
-		case $forge_bri_top in /proc | /dev | /sys | /tmp | /run) continue ;; esac
-		case $forge_bri_top in *'
+	local d e ok rest top
+	for e in "$1"/* "$1"/.[!.]*; do
+		[ -e "$e" ] || [ -L "$e" ] || continue
+		top=/${e##*/}
+		case $top in /proc | /dev | /sys | /tmp | /run) continue ;; esac
+		case $top in *'
 '*) continue ;; esac
-		if [ -L "$forge_bri_e" ]; then
-			forge_bwrap_add --symlink "$(readlink -- "$forge_bri_e")" "$forge_bri_top"
+		if [ -L "$e" ]; then
+			forge_bwrap_add --symlink "$(readlink -- "$e")" "$top"
 			continue
 		fi
-		forge_bri_ok=1
-		forge_bri_rest=$2
-		while [ -n "$forge_bri_rest" ]; do
-			forge_bri_d=${forge_bri_rest%%'
+		ok=1
+		rest=$2
+		while [ -n "$rest" ]; do
+			d=${rest%%'
 '*}
-			forge_bri_rest=${forge_bri_rest#*'
+			rest=${rest#*'
 '}
-			if forge_path_within "$forge_bri_d" "$forge_bri_top" && ! forge_bwrap_dest_inside "$1" "$forge_bri_d"; then
-				forge_warn "the image's $forge_bri_top is not mounted: $forge_bri_d must be created in it"
-				forge_bri_ok=
+			if forge_path_within "$d" "$top" && ! forge_bwrap_dest_inside "$1" "$d"; then
+				forge_warn "the image's $top is not mounted: $d must be created in it"
+				ok=
 				break
 			fi
 		done
-		[ -z "$forge_bri_ok" ] || forge_bwrap_add --ro-bind "$forge_bri_e" "$forge_bri_top"
+		[ -z "$ok" ] || forge_bwrap_add --ro-bind "$e" "$top"
 	done
 }
 
@@ -134,18 +139,19 @@ forge_bwrap_render_image() {
 # /bin, /lib* read-only, a curated /etc (no shadow, gshadow, sudoers, ssh
 # keys, machine secrets) with the sandbox's own passwd and group from STATE.
 forge_bwrap_render_host() {
-	for forge_brh_e in /usr /bin /lib /lib32 /lib64 /libx32; do
-		if [ -L "$forge_brh_e" ]; then
-			forge_bwrap_add --symlink "$(readlink -- "$forge_brh_e")" "$forge_brh_e"
-		elif [ -d "$forge_brh_e" ]; then
-			forge_bwrap_add --ro-bind "$forge_brh_e" "$forge_brh_e"
+	local e
+	for e in /usr /bin /lib /lib32 /lib64 /libx32; do
+		if [ -L "$e" ]; then
+			forge_bwrap_add --symlink "$(readlink -- "$e")" "$e"
+		elif [ -d "$e" ]; then
+			forge_bwrap_add --ro-bind "$e" "$e"
 		fi
 	done
 	# /etc/ssl/private (host TLS keys) stays out: a root invoker's uid 1000 could read it.
-	for forge_brh_e in hosts resolv.conf nsswitch.conf host.conf ssl/certs ssl/openssl.cnf ca-certificates ca-certificates.conf \
+	for e in hosts resolv.conf nsswitch.conf host.conf ssl/certs ssl/openssl.cnf ca-certificates ca-certificates.conf \
 		alternatives ld.so.cache ld.so.conf ld.so.conf.d localtime timezone mime.types \
 		bash.bashrc profile inputrc environment; do
-		[ -e "/etc/$forge_brh_e" ] && forge_bwrap_add --ro-bind "/etc/$forge_brh_e" "/etc/$forge_brh_e"
+		[ -e "/etc/$e" ] && forge_bwrap_add --ro-bind "/etc/$e" "/etc/$e"
 	done
 	forge_bwrap_add --ro-bind "$1/etc/passwd" /etc/passwd --ro-bind "$1/etc/group" /etc/group
 }
@@ -163,42 +169,43 @@ forge_bwrap_render_host() {
 # sched_debug, interrupts), kmsg, and every other file at the top of /proc
 # that the kernel reserves to root: not readable by all, or writable.
 forge_bwrap_render_proc() {
+	local e list name seen
 	forge_bwrap_add --proc /proc
-	for forge_brp_name in sys sysrq-trigger irq bus; do
-		[ ! -e "/proc/$forge_brp_name" ] || forge_bwrap_add --ro-bind "/proc/$forge_brp_name" "/proc/$forge_brp_name"
+	for name in sys sysrq-trigger irq bus; do
+		[ ! -e "/proc/$name" ] || forge_bwrap_add --ro-bind "/proc/$name" "/proc/$name"
 	done
-	for forge_brp_name in acpi asound scsi fs; do
-		[ ! -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
-			forge_bwrap_add --ro-bind "$1/empty" "/proc/$forge_brp_name"
+	for name in acpi asound scsi fs; do
+		[ ! -d "/proc/$name" ] || [ -L "/proc/$name" ] ||
+			forge_bwrap_add --ro-bind "$1/empty" "/proc/$name"
 	done
 	# Not -type f: a host's /proc may mask a file with a device (the sandbox's is a file).
-	forge_brp_list=$(find /proc -mindepth 1 -maxdepth 1 ! -type d ! -type l \( ! -perm -o+r -o -perm -u+w \) -print 2>/dev/null) || :
-	for forge_brp_name in kcore keys timer_list timer_stats latency_stats sched_debug interrupts kmsg; do
-		[ ! -e "/proc/$forge_brp_name" ] || [ -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
-			forge_brp_list=/proc/$forge_brp_name'
-'$forge_brp_list
+	list=$(find /proc -mindepth 1 -maxdepth 1 ! -type d ! -type l \( ! -perm -o+r -o -perm -u+w \) -print 2>/dev/null) || :
+	for name in kcore keys timer_list timer_stats latency_stats sched_debug interrupts kmsg; do
+		[ ! -e "/proc/$name" ] || [ -d "/proc/$name" ] || [ -L "/proc/$name" ] ||
+			list=/proc/$name'
+'$list
 	done
-	forge_brp_seen='
+	seen='
 '
-	while [ -n "$forge_brp_list" ]; do
-		forge_brp_e=${forge_brp_list%%'
+	while [ -n "$list" ]; do
+		e=${list%%'
 '*}
-		forge_brp_list=${forge_brp_list#"$forge_brp_e"}
-		forge_brp_list=${forge_brp_list#'
+		list=${list#"$e"}
+		list=${list#'
 '}
 		# Once each; what is read-only already stays so; a process (a number:
 		# one that ended while find looked at it) is the host's, not the sandbox's.
-		case $forge_brp_e in
+		case $e in
 		/proc/sys | /proc/sysrq-trigger | /proc/irq | /proc/bus | /proc/[0-9]* | /proc/*/* | /proc/*[!A-Za-z0-9_.-]*) continue ;;
 		/proc/?*) ;;
 		*) continue ;;
 		esac
-		case $forge_brp_seen in *"
-$forge_brp_e
+		case $seen in *"
+$e
 "*) continue ;; esac
-		forge_brp_seen=$forge_brp_seen$forge_brp_e'
+		seen=$seen$e'
 '
-		forge_bwrap_add --ro-bind "$1/etc/empty" "$forge_brp_e"
+		forge_bwrap_add --ro-bind "$1/etc/empty" "$e"
 	done
 }
 
@@ -209,6 +216,7 @@ $forge_brp_e
 # rootfs image), forge_bwrap_env_names and forge_bwrap_netmode (none: only
 # lo; restricted or open: what forge-net.sh is to start).
 forge_bwrap_render() {
+	local common dests env line path rest
 	forge_plan_view "$3"
 	forge_bwrap_state "$2"
 	forge_bwrap_owner "$1"
@@ -220,20 +228,20 @@ forge_bwrap_render() {
 	forge_bwrap_init=$forge_helper
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
 	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
-	forge_br_common=$forge_canon
+	common=$forge_canon
 
 	# Every place a mount goes, so the image's folders are left where one must be made.
-	forge_br_dests=$forge_bwrap_home'
+	dests=$forge_bwrap_home'
 '
-	[ -z "$forge_plan_project" ] || forge_br_dests=$forge_br_dests$forge_plan_project'
+	[ -z "$forge_plan_project" ] || dests=$dests$forge_plan_project'
 '
-	forge_br_rest=$forge_plan_mounts
-	while [ -n "$forge_br_rest" ]; do
-		forge_br_line=${forge_br_rest%%'
+	rest=$forge_plan_mounts
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_br_rest=${forge_br_rest#*'
+		rest=${rest#*'
 '}
-		forge_br_dests=$forge_br_dests${forge_br_line#* }'
+		dests=$dests${line#* }'
 '
 	done
 
@@ -246,7 +254,7 @@ forge_bwrap_render() {
 		forge_bwrap_render_host "$forge_bwrap_data"
 	else
 		forge_bwrap_image_rootfs "$forge_sandbox_image" "${4:-}"
-		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$forge_br_dests"
+		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$dests"
 	fi
 	forge_bwrap_render_proc "$forge_bwrap_data"
 	forge_bwrap_add --dev /dev --tmpfs /run \
@@ -259,32 +267,32 @@ forge_bwrap_render() {
 	# plan, at identical paths, in its order (read-only inside read-write).
 	[ -z "$forge_plan_project" ] ||
 		forge_bwrap_add --ro-bind "$forge_plan_project" "$forge_plan_project"
-	forge_br_rest=$forge_plan_mounts forge_br_done=
-	while [ -n "$forge_br_rest" ]; do
-		forge_br_line=${forge_br_rest%%'
+	rest=$forge_plan_mounts forge_br_done=
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_br_rest=${forge_br_rest#*'
+		rest=${rest#*'
 '}
-		forge_br_path=${forge_br_line#* }
-		if [ "${forge_br_line%% *}" = ro ]; then
-			forge_bwrap_pin_parents "$forge_br_path" "$forge_br_done"
-			forge_bwrap_add --ro-bind "$forge_br_path" "$forge_br_path"
+		path=${line#* }
+		if [ "${line%% *}" = ro ]; then
+			forge_bwrap_pin_parents "$path" "$forge_br_done"
+			forge_bwrap_add --ro-bind "$path" "$path"
 		else
-			forge_bwrap_add --bind "$forge_br_path" "$forge_br_path"
+			forge_bwrap_add --bind "$path" "$path"
 		fi
-		forge_br_done=$forge_br_done$forge_br_line'
+		forge_br_done=$forge_br_done$line'
 '
 	done
 	# Beyond msb: what makes the host's git run code, read-only (below).
-	forge_bwrap_render_git "$1" "$forge_br_common"
+	forge_bwrap_render_git "$1" "$common"
 	forge_bwrap_add --ro-bind "$forge_bwrap_init" "$forge_bwrap_init_path"
 
 	# The environment: the image's, then forge's own.
 	forge_bwrap_add --clearenv
 	if [ -n "$forge_bwrap_rootfs" ] && [ -f "$forge_bwrap_rootfs.env" ]; then
-		while IFS= read -r forge_br_env || [ -n "$forge_br_env" ]; do
-			case $forge_br_env in
-			[A-Za-z_]*=*) forge_bwrap_add --setenv "${forge_br_env%%=*}" "${forge_br_env#*=}" ;;
+		while IFS= read -r env || [ -n "$env" ]; do
+			case $env in
+			[A-Za-z_]*=*) forge_bwrap_add --setenv "${env%%=*}" "${env#*=}" ;;
 			esac
 		done <"$forge_bwrap_rootfs.env"
 	else
@@ -302,21 +310,21 @@ forge_bwrap_render() {
 
 	# sandbox.network.env names: their values travel with each exec.
 	forge_bwrap_env_names=
-	forge_br_rest=$forge_sandbox_env
-	while [ -n "$forge_br_rest" ]; do
-		forge_br_line=${forge_br_rest%%'
+	rest=$forge_sandbox_env
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_br_rest=${forge_br_rest#*'
+		rest=${rest#*'
 '}
 		# Under an allow-list the proxy variables are forge's, set inside.
-		case $forge_bwrap_netmode/$forge_br_line in
+		case $forge_bwrap_netmode/$line in
 		restricted/[Hh][Tt][Tt][Pp]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Hh][Tt][Tt][Pp][Ss]_[Pp][Rr][Oo][Xx][Yy] | \
 			restricted/[Aa][Ll][Ll]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Nn][Oo]_[Pp][Rr][Oo][Xx][Yy])
-			forge_warn "sandbox.network.env: $forge_br_line is not passed on: under an allow-list forge sets it inside"
+			forge_warn "sandbox.network.env: $line is not passed on: under an allow-list forge sets it inside"
 			continue
 			;;
 		esac
-		forge_bwrap_env_names=$forge_bwrap_env_names$forge_br_line'
+		forge_bwrap_env_names=$forge_bwrap_env_names$line'
 '
 	done
 }
@@ -329,31 +337,32 @@ forge_bwrap_render() {
 # the worktree: a renamed .husky would leave a writable .husky/_ behind).
 # Exits 73 when one of them is a symbolic link.
 forge_bwrap_pin_parents() {
-	forge_bpp_near='' forge_bpp_flag=''
-	forge_bpp_rest=$2
-	while [ -n "$forge_bpp_rest" ]; do
-		forge_bpp_line=${forge_bpp_rest%%'
+	local dir flag line near p rest tail
+	near='' flag=''
+	rest=$2
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_bpp_rest=${forge_bpp_rest#*'
+		rest=${rest#*'
 '}
-		forge_bpp_p=${forge_bpp_line#* }
-		if [ "$forge_bpp_p" = "$1" ] || ! forge_path_within "$1" "$forge_bpp_p" ||
-			[ "${#forge_bpp_p}" -lt "${#forge_bpp_near}" ]; then
+		p=${line#* }
+		if [ "$p" = "$1" ] || ! forge_path_within "$1" "$p" ||
+			[ "${#p}" -lt "${#near}" ]; then
 			continue
 		fi
-		forge_bpp_near=$forge_bpp_p forge_bpp_flag=${forge_bpp_line%% *}
+		near=$p flag=${line%% *}
 	done
-	[ "$forge_bpp_flag" = rw ] || return 0
-	forge_bpp_tail=${1#"$forge_bpp_near"/}
-	forge_bpp_dir=$forge_bpp_near
+	[ "$flag" = rw ] || return 0
+	tail=${1#"$near"/}
+	dir=$near
 	while :; do
-		case $forge_bpp_tail in */*) ;; *) return 0 ;; esac
-		forge_bpp_dir=$forge_bpp_dir/${forge_bpp_tail%%/*}
-		forge_bpp_tail=${forge_bpp_tail#*/}
-		if [ -L "$forge_bpp_dir" ] || [ ! -d "$forge_bpp_dir" ]; then
-			forge_die 73 "cannot protect $1: $forge_bpp_dir on the way to it is not a folder (refusing to mount it)"
+		case $tail in */*) ;; *) return 0 ;; esac
+		dir=$dir/${tail%%/*}
+		tail=${tail#*/}
+		if [ -L "$dir" ] || [ ! -d "$dir" ]; then
+			forge_die 73 "cannot protect $1: $dir on the way to it is not a folder (refusing to mount it)"
 		fi
-		forge_bwrap_add --bind "$forge_bpp_dir" "$forge_bpp_dir"
+		forge_bwrap_add --bind "$dir" "$dir"
 	done
 }
 
@@ -368,13 +377,14 @@ forge_bwrap_pin_parents() {
 # empty one as no setting, and nothing else keeps the sandbox from creating
 # one in a folder it must write (its index and HEAD are there).
 forge_bwrap_git_dir() {
-	for forge_bgd_f in commondir gitdir config.worktree; do
-		if [ -L "$1/$forge_bgd_f" ] || { [ -e "$1/$forge_bgd_f" ] && [ ! -f "$1/$forge_bgd_f" ]; }; then
-			forge_die 73 "cannot protect $1/$forge_bgd_f: it is not a regular file (refusing to mount it)"
-		elif [ -f "$1/$forge_bgd_f" ]; then
-			forge_bwrap_add --ro-bind "$1/$forge_bgd_f" "$1/$forge_bgd_f"
-		elif [ "$forge_bgd_f" = config.worktree ]; then
-			forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$1/$forge_bgd_f"
+	local f
+	for f in commondir gitdir config.worktree; do
+		if [ -L "$1/$f" ] || { [ -e "$1/$f" ] && [ ! -f "$1/$f" ]; }; then
+			forge_die 73 "cannot protect $1/$f: it is not a regular file (refusing to mount it)"
+		elif [ -f "$1/$f" ]; then
+			forge_bwrap_add --ro-bind "$1/$f" "$1/$f"
+		elif [ "$f" = config.worktree ]; then
+			forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$1/$f"
 		fi
 	done
 }
@@ -393,44 +403,45 @@ forge_bwrap_git_dir() {
 # is (the host's git would follow it into a writable mount) exits 73; a
 # path with a newline (the plan cannot carry it) 65.
 forge_bwrap_render_git() {
-	for forge_brg_f in config config.worktree objects/info/alternates objects/info/http-alternates \
+	local d ext f g list
+	for f in config config.worktree objects/info/alternates objects/info/http-alternates \
 		info info/attributes worktrees modules; do
-		[ ! -L "$2/$forge_brg_f" ] ||
-			forge_die 73 "cannot protect $2/$forge_brg_f: it is a symbolic link (refusing to mount it)"
+		[ ! -L "$2/$f" ] ||
+			forge_die 73 "cannot protect $2/$f: it is a symbolic link (refusing to mount it)"
 	done
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
 	if [ "$forge_git_dir" != "$2" ]; then
-		forge_brg_ext=
+		ext=
 		[ "$(forge_git --git-dir="$2" config --file "$2/config" --bool extensions.worktreeConfig 2>/dev/null)" != true ] ||
-			forge_brg_ext=ext
-		forge_bwrap_git_dir "$forge_git_dir" "$forge_brg_ext"
+			ext=ext
+		forge_bwrap_git_dir "$forge_git_dir" "$ext"
 	fi
-	forge_brg_list=$(forge_git -C "$1" ls-files --stage -z | tr '\n\0' '\001\n' | sed -n 's/^160000 [0-9a-f]* [0-9]	//p') ||
+	list=$(forge_git -C "$1" ls-files --stage -z | tr '\n\0' '\001\n' | sed -n 's/^160000 [0-9a-f]* [0-9]	//p') ||
 		forge_die 69 "cannot list the submodules of $1"
-	forge_brg_list=.'
-'$forge_brg_list'
+	list=.'
+'$list'
 '
-	while [ -n "$forge_brg_list" ]; do
-		forge_brg_d=${forge_brg_list%%'
+	while [ -n "$list" ]; do
+		d=${list%%'
 '*}
-		forge_brg_list=${forge_brg_list#*'
+		list=${list#*'
 '}
-		[ -n "$forge_brg_d" ] || continue
-		case $forge_brg_d in *"$(printf '\001')"*) forge_die 65 "cannot protect a submodule of $1: its path contains a newline" ;; esac
-		forge_brg_g=$1/$forge_brg_d/.git
-		[ "$forge_brg_d" != . ] || forge_brg_g=$1/.git
-		if [ -L "$forge_brg_g" ]; then
-			forge_die 73 "cannot protect $forge_brg_g: it is a symbolic link (refusing to mount it)"
-		elif [ -f "$forge_brg_g" ]; then
-			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
-		elif [ -d "$forge_brg_g" ] && [ "$forge_brg_g" != "$2" ]; then
-			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
-			for forge_brg_f in objects refs logs reftable; do
-				[ -d "$forge_brg_g/$forge_brg_f" ] && [ ! -L "$forge_brg_g/$forge_brg_f" ] &&
-					forge_bwrap_add --bind "$forge_brg_g/$forge_brg_f" "$forge_brg_g/$forge_brg_f"
+		[ -n "$d" ] || continue
+		case $d in *"$(printf '\001')"*) forge_die 65 "cannot protect a submodule of $1: its path contains a newline" ;; esac
+		g=$1/$d/.git
+		[ "$d" != . ] || g=$1/.git
+		if [ -L "$g" ]; then
+			forge_die 73 "cannot protect $g: it is a symbolic link (refusing to mount it)"
+		elif [ -f "$g" ]; then
+			forge_bwrap_add --ro-bind "$g" "$g"
+		elif [ -d "$g" ] && [ "$g" != "$2" ]; then
+			forge_bwrap_add --ro-bind "$g" "$g"
+			for f in objects refs logs reftable; do
+				[ -d "$g/$f" ] && [ ! -L "$g/$f" ] &&
+					forge_bwrap_add --bind "$g/$f" "$g/$f"
 			done
-			[ ! -d "$forge_brg_g/objects/info" ] || [ -L "$forge_brg_g/objects/info" ] ||
-				forge_bwrap_add --ro-bind "$forge_brg_g/objects/info" "$forge_brg_g/objects/info"
+			[ ! -d "$g/objects/info" ] || [ -L "$g/objects/info" ] ||
+				forge_bwrap_add --ro-bind "$g/objects/info" "$g/objects/info"
 		fi
 	done
 }
@@ -440,13 +451,14 @@ forge_bwrap_render_git() {
 # forge_bwrap_running NAME: true when NAME's PID-namespace init runs; sets
 # forge_bwrap_pid to it (the pid and start time recorded at up must match).
 forge_bwrap_running() {
+	local start
 	forge_bwrap_state "$1"
 	forge_bwrap_pid=
 	[ -f "$forge_bwrap_dir/pid" ] || return 1
-	read -r forge_brn_pid forge_brn_start <"$forge_bwrap_dir/pid" 2>/dev/null || return 1
+	read -r forge_brn_pid start <"$forge_bwrap_dir/pid" 2>/dev/null || return 1
 	forge_is_uint "$forge_brn_pid" || return 1
 	forge_proc_start "$forge_brn_pid"
-	[ -n "$forge_proc_start" ] && [ "$forge_proc_start" = "$forge_brn_start" ] || return 1
+	[ -n "$forge_proc_start" ] && [ "$forge_proc_start" = "$start" ] || return 1
 	forge_bwrap_pid=$forge_brn_pid
 }
 
@@ -528,36 +540,37 @@ forge_bwrap_up() {
 # the seccomp filter and the cgroups, waits for its init and checks that an
 # exec works (internal to forge_bwrap_up).
 forge_bwrap_start() {
-	forge_bs_root=$1 forge_bs_name=$2
+	local ca name pid rest root shell tries
+	root=$1 name=$2
 	forge_helper_path forge-seccomp
 	"$forge_helper" >"$forge_bwrap_dir/seccomp.bpf" || forge_die 70 "forge-seccomp failed"
 	printf '%s' "$forge_bwrap_env_names" >"$forge_bwrap_dir/env" || forge_die 73 "cannot write $forge_bwrap_dir/env"
 	# Egress first: the proxy's socket must exist for bwrap to mount it.
 	if [ "$forge_bwrap_rootfs_kind" = host ]; then
-		forge_bs_ca=/etc/ssl/certs/ca-certificates.crt
+		ca=/etc/ssl/certs/ca-certificates.crt
 	else
-		forge_bs_ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
+		ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
 	fi
-	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress_mode" "$forge_sandbox_egress_hosts" "$forge_sandbox_secrets" "$forge_bs_ca" "$forge_bwrap_data"
+	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress_mode" "$forge_sandbox_egress_hosts" "$forge_sandbox_secrets" "$ca" "$forge_bwrap_data"
 	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid"
 	: >"$forge_bwrap_dir/log"
 
 	set -- "$forge_bwrap_init" start
-	forge_bs_rest=$forge_bwrap_join
-	while [ -n "$forge_bs_rest" ]; do
-		set -- "$@" --cgroup "${forge_bs_rest%%'
+	rest=$forge_bwrap_join
+	while [ -n "$rest" ]; do
+		set -- "$@" --cgroup "${rest%%'
 '*}"
-		forge_bs_rest=${forge_bs_rest#*'
+		rest=${rest#*'
 '}
 	done
 	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
 	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
-	forge_bs_rest=$forge_bwrap_plan
-	while [ -n "$forge_bs_rest" ]; do
-		set -- "$@" "${forge_bs_rest%%'
+	rest=$forge_bwrap_plan
+	while [ -n "$rest" ]; do
+		set -- "$@" "${rest%%'
 '*}"
-		forge_bs_rest=${forge_bs_rest#*'
+		rest=${rest#*'
 '}
 	done
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
@@ -565,39 +578,39 @@ forge_bwrap_start() {
 	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
-	forge_bs_tries=0
-	forge_bs_pid=
-	while [ "$forge_bs_tries" -lt 200 ]; do
-		forge_bs_pid=$(sed -n 's/.*"child-pid": *\([0-9][0-9]*\).*/\1/p' "$forge_bwrap_dir/status.json" 2>/dev/null | head -n 1)
-		[ -z "$forge_bs_pid" ] || break
+	tries=0
+	pid=
+	while [ "$tries" -lt 200 ]; do
+		pid=$(sed -n 's/.*"child-pid": *\([0-9][0-9]*\).*/\1/p' "$forge_bwrap_dir/status.json" 2>/dev/null | head -n 1)
+		[ -z "$pid" ] || break
 		kill -0 "$!" 2>/dev/null || break
 		sleep 0.05
-		forge_bs_tries=$((forge_bs_tries + 1))
+		tries=$((tries + 1))
 	done
-	if [ -z "$forge_bs_pid" ]; then
-		forge_error "bwrap did not start $forge_bs_name:"
+	if [ -z "$pid" ]; then
+		forge_error "bwrap did not start $name:"
 		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
 		kill -KILL "$!" 2>/dev/null || :
 		exit 69
 	fi
-	forge_proc_start "$forge_bs_pid"
-	printf '%s %s\n' "$forge_bs_pid" "$forge_proc_start" >"$forge_bwrap_dir/pid" ||
+	forge_proc_start "$pid"
+	printf '%s %s\n' "$pid" "$forge_proc_start" >"$forge_bwrap_dir/pid" ||
 		forge_die 73 "cannot write $forge_bwrap_dir/pid"
-	forge_bwrap_pid=$forge_bs_pid
+	forge_bwrap_pid=$pid
 	forge_helper_path forge-shell
-	forge_bs_shell=$forge_helper
+	shell=$forge_helper
 	forge_helper_path forge-timeout
 	# The probe runs where the sandbox surely has the folder (the worktree)
 	# and runs forge's own init binary (--version): never a program of the
 	# image, which may have no shell and no true (distroless).
-	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 \
-		"$forge_bs_shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
-		forge_error "$forge_bs_name started but does not run commands:"
+	if ! (cd "$root" && FORGE_SANDBOX_CONTAINER=$name exec "$forge_helper" -k 2 30 \
+		"$shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
+		forge_error "$name started but does not run commands:"
 		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
-		forge_bwrap_stop "$forge_bs_name"
+		forge_bwrap_stop "$name"
 		exit 69
 	fi
-	forge_bwrap_net_hook "$forge_bs_name"
+	forge_bwrap_net_hook "$name"
 }
 
 # forge_bwrap_net_hook NAME: egress for NAME once it runs (forge_bwrap_pid
@@ -605,9 +618,10 @@ forge_bwrap_start() {
 # and nft for open egress. A sandbox whose egress cannot be set up is
 # stopped: never left running with other rules than configured.
 forge_bwrap_net_hook() {
-	forge_bnh_rc=0
-	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode" || forge_bnh_rc=$?
-	[ "$forge_bnh_rc" -ne 0 ] || return 0
+	local rc
+	rc=0
+	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode" || rc=$?
+	[ "$rc" -ne 0 ] || return 0
 	forge_error "$1 started but its egress ($forge_bwrap_netmode) could not be set up:"
 	tail -n 5 "$forge_bwrap_dir/log" "$forge_bwrap_dir/slirp.log" 2>/dev/null | forge_printable_lines '    ' >&2
 	forge_bwrap_stop "$1"
@@ -617,28 +631,29 @@ forge_bwrap_net_hook() {
 # forge_bwrap_stop NAME: kills everything of NAME (SIGKILL to its
 # PID-namespace init ends every process in it) and waits until it is gone.
 forge_bwrap_stop() {
+	local tries
 	forge_bwrap_running "$1" || {
 		forge_net_bwrap_stop "$forge_bwrap_dir"
 		forge_bwrap_limits_remove "$1" || :
 		return 0
 	}
 	kill -KILL "$forge_bwrap_pid" 2>/dev/null || :
-	forge_bst_tries=0
-	while [ -d "/proc/$forge_bwrap_pid" ] && [ "$forge_bst_tries" -lt 200 ]; do
+	tries=0
+	while [ -d "/proc/$forge_bwrap_pid" ] && [ "$tries" -lt 200 ]; do
 		forge_proc_start "$forge_bwrap_pid"
 		[ -n "$forge_proc_start" ] || break
 		sleep 0.05
-		forge_bst_tries=$((forge_bst_tries + 1))
+		tries=$((tries + 1))
 	done
 	# The cgroup empties once the namespace's processes are reaped.
-	forge_bst_tries=0
+	tries=0
 	until forge_bwrap_limits_remove "$1"; do
-		if [ "$forge_bst_tries" -ge 40 ]; then
+		if [ "$tries" -ge 40 ]; then
 			forge_warn "cannot remove the cgroups of $1"
 			break
 		fi
 		sleep 0.05
-		forge_bst_tries=$((forge_bst_tries + 1))
+		tries=$((tries + 1))
 	done
 	forge_net_bwrap_stop "$forge_bwrap_dir"
 	rm -f -- "$forge_bwrap_dir/pid" "$forge_bwrap_dir/exec.sock"
@@ -680,19 +695,20 @@ forge_bwrap_names() {
 # forge_bwrap_ls_json, a JSON array of {name, backend, status, image,
 # created_at} with status running or stopped.
 forge_bwrap_list() {
+	local name rest status
 	forge_bwrap_names
 	set --
-	forge_bl_rest=$forge_bwrap_names
-	while [ -n "$forge_bl_rest" ]; do
-		forge_bl_name=${forge_bl_rest%%'
+	rest=$forge_bwrap_names
+	while [ -n "$rest" ]; do
+		name=${rest%%'
 '*}
-		forge_bl_rest=${forge_bl_rest#*'
+		rest=${rest#*'
 '}
-		forge_bl_status=stopped
-		! forge_bwrap_running "$forge_bl_name" || forge_bl_status=running
+		status=stopped
+		! forge_bwrap_running "$name" || status=running
 		forge_bl_image=
 		[ ! -f "$forge_bwrap_dir/image" ] || read -r forge_bl_image <"$forge_bwrap_dir/image" || :
-		set -- "$@" "$forge_bl_name" "$forge_bl_status" "$forge_bl_image"
+		set -- "$@" "$name" "$status" "$forge_bl_image"
 	done
 	forge_bwrap_ls_json=$(jq -cn '$ARGS.positional | [range(0; length; 3) as $i
 		| {name: .[$i], backend: "bwrap", status: .[$i + 1],

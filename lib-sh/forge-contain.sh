@@ -69,13 +69,14 @@ forge_contain_begin() {
 
 # forge_contain_up: prepares and brings up forge_contain_name in a subshell
 # (internal to forge_contain_begin). For a copy, the mount plan is made for
-# the copy with the source hidden (forge_mounts_source) and the object
-# stores forge_copy_repo recorded as the ones it borrows (forge_mounts_stores).
+# the copy with the source hidden and the object stores forge_copy_repo
+# recorded as the ones it borrows (forge_sandbox_prepare's SOURCE, STORES).
 forge_contain_up() (
-	forge_mounts_source=$forge_contain_source
-	forge_mounts_stores=
-	[ -z "$forge_contain_source" ] || forge_mounts_stores=${forge_copy_stores:-}
-	forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create
+	if [ -n "$forge_contain_source" ]; then
+		forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create "$forge_contain_source" "${forge_copy_stores:-}"
+	else
+		forge_sandbox_prepare "$forge_contain_dir" "$forge_contain_name" create
+	fi
 	forge_sandbox_bring_up "$forge_contain_dir" "$forge_contain_name" "$forge_contain_mode"
 )
 

@@ -2,6 +2,7 @@
 # msb load, with live progress (SPEC section 4.1). Part of forge.sh; source
 # that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # forge_image_build [--tag REF] [--context DIR]: builds the sandbox image
 # from DIR (default: <pkgdatadir>/container) as REF (default: sandbox.image
@@ -300,46 +301,47 @@ forge_image_interrupted() {
 # nothing is run but docker image inspect, and forge_bwrap_rootfs stays
 # empty, with a warning, when the image is not exported yet.
 forge_bwrap_image_rootfs() {
+	local cache cid id ok tmp why
 	forge_bwrap_rootfs=
-	forge_bir_why=
+	why=
 	if ! command -v docker >/dev/null 2>&1; then
-		forge_bir_why="docker not found: sandbox.bwrap.rootfs \"image\" takes the image from Docker (or set it to \"host\")"
-	elif ! forge_bir_id=$(docker image inspect --format '{{.Id}}' -- "$1" 2>/dev/null); then
-		forge_bir_why="image $1 is not in the local Docker image store (is dockerd running?); build it with: forge-sandbox build-image --tag $1, or set sandbox.bwrap.rootfs to \"host\""
+		why="docker not found: sandbox.bwrap.rootfs \"image\" takes the image from Docker (or set it to \"host\")"
+	elif ! id=$(docker image inspect --format '{{.Id}}' -- "$1" 2>/dev/null); then
+		why="image $1 is not in the local Docker image store (is dockerd running?); build it with: forge-sandbox build-image --tag $1, or set sandbox.bwrap.rootfs to \"host\""
 	fi
-	if [ -n "$forge_bir_why" ]; then
-		[ "${2:-}" = create ] && forge_die 69 "$forge_bir_why"
-		forge_warn "$forge_bir_why; the root filesystem is left out of this plan"
+	if [ -n "$why" ]; then
+		[ "${2:-}" = create ] && forge_die 69 "$why"
+		forge_warn "$why; the root filesystem is left out of this plan"
 		return 0
 	fi
-	forge_bir_id=${forge_bir_id#sha256:}
-	case $forge_bir_id in '' | *[!0-9a-f]*) forge_die 69 "docker gave an unexpected image ID for $1" ;; esac
+	id=${id#sha256:}
+	case $id in '' | *[!0-9a-f]*) forge_die 69 "docker gave an unexpected image ID for $1" ;; esac
 	forge_xdg_dir cache || forge_xdg=/nonexistent/.cache
-	forge_bir_cache=$forge_xdg/forge/rootfs
-	forge_bwrap_rootfs=$forge_bir_cache/$forge_bir_id
+	cache=$forge_xdg/forge/rootfs
+	forge_bwrap_rootfs=$cache/$id
 	[ ! -d "$forge_bwrap_rootfs" ] || [ -L "$forge_bwrap_rootfs" ] || return 0
 	if [ "${2:-}" != create ]; then
 		forge_warn "image $1 is not exported yet (forge-sandbox up does it): its folders are left out of this plan"
 		forge_bwrap_rootfs=
 		return 0
 	fi
-	mkdir -p -- "$forge_bir_cache" || forge_die 73 "cannot create $forge_bir_cache"
+	mkdir -p -- "$cache" || forge_die 73 "cannot create $cache"
 	forge_say "exporting $1 into $forge_bwrap_rootfs"
-	forge_bir_tmp=$(mktemp -d "$forge_bir_cache/.export.XXXXXX") || forge_die 73 "cannot create a folder in $forge_bir_cache"
-	docker image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' -- "$1" >"$forge_bir_tmp.env" ||
-		{ forge_rm_tree "$forge_bir_tmp"; forge_die 69 "docker image inspect failed for $1"; }
+	tmp=$(mktemp -d "$cache/.export.XXXXXX") || forge_die 73 "cannot create a folder in $cache"
+	docker image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' -- "$1" >"$tmp.env" ||
+		{ forge_rm_tree "$tmp"; forge_die 69 "docker image inspect failed for $1"; }
 	# A placeholder command: export needs a container, and an image may have no CMD.
-	forge_bir_cid=$(docker create -- "$1" forge-rootfs-export 2>/dev/null) ||
-		{ forge_rm_tree "$forge_bir_tmp"; rm -f -- "$forge_bir_tmp.env"; forge_die 69 "docker create failed for $1"; }
-	forge_bir_ok=0
-	docker export -- "$forge_bir_cid" | tar -x -C "$forge_bir_tmp" --no-same-owner --exclude='dev/*' ||
-		forge_bir_ok=1
-	docker rm -- "$forge_bir_cid" >/dev/null 2>&1 || forge_warn "cannot remove the container $forge_bir_cid"
-	if [ "$forge_bir_ok" != 0 ]; then
-		forge_rm_tree "$forge_bir_tmp"
-		rm -f -- "$forge_bir_tmp.env"
+	cid=$(docker create -- "$1" forge-rootfs-export 2>/dev/null) ||
+		{ forge_rm_tree "$tmp"; rm -f -- "$tmp.env"; forge_die 69 "docker create failed for $1"; }
+	ok=0
+	docker export -- "$cid" | tar -x -C "$tmp" --no-same-owner --exclude='dev/*' ||
+		ok=1
+	docker rm -- "$cid" >/dev/null 2>&1 || forge_warn "cannot remove the container $cid"
+	if [ "$ok" != 0 ]; then
+		forge_rm_tree "$tmp"
+		rm -f -- "$tmp.env"
 		forge_die 69 "docker export of $1 failed"
 	fi
-	{ mv -f -- "$forge_bir_tmp.env" "$forge_bwrap_rootfs.env" &&
-		mv -- "$forge_bir_tmp" "$forge_bwrap_rootfs"; } || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
+	{ mv -f -- "$tmp.env" "$forge_bwrap_rootfs.env" &&
+		mv -- "$tmp" "$forge_bwrap_rootfs"; } || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
 }

@@ -5,6 +5,7 @@
 # rm); and its renderer, the create argv from the plan (forge-plan.jq).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # forge_msb_find: sets forge_msb to the msb program: $FORGE_MSB when set
 # (an absolute path), else msb on PATH by forge_find_program, forge-shell's
@@ -214,7 +215,8 @@ forge_msb_volume_rm() {
 # with. Exits 69 on an msb failure, 75 when the sandbox stays in a transient
 # state.
 forge_sandbox_up() {
-	forge_su_mode=${3:-}
+	local mode waited
+	mode=${3:-}
 	forge_msb_require
 	forge_msb_doctor
 	case $forge_msb_doctor in
@@ -224,7 +226,7 @@ forge_sandbox_up() {
 	esac
 
 	forge_sandbox_wait_setting
-	forge_su_waited=0
+	waited=0
 	while :; do
 		forge_msb_status "$2"
 		case $forge_msb_status in
@@ -233,7 +235,7 @@ forge_sandbox_up() {
 			break
 			;;
 		Running | Stopped | Crashed)
-			if [ "$forge_su_mode" = recreate ]; then
+			if [ "$mode" = recreate ]; then
 				forge_sandbox_create "$1" "$2" replace
 				forge_msb_status=
 				break
@@ -244,12 +246,12 @@ forge_sandbox_up() {
 			break
 			;;
 		Created | Starting | Draining | Paused)
-			if [ "$forge_su_waited" -ge "$forge_sandbox_wait" ]; then
+			if [ "$waited" -ge "$forge_sandbox_wait" ]; then
 				forge_die 75 "$2 is still $forge_msb_status after ${forge_sandbox_wait}s; try again later"
 			fi
-			[ "$forge_su_waited" -gt 0 ] || forge_say "$2 is $forge_msb_status; waiting up to ${forge_sandbox_wait}s"
+			[ "$waited" -gt 0 ] || forge_say "$2 is $forge_msb_status; waiting up to ${forge_sandbox_wait}s"
 			sleep 1
-			forge_su_waited=$((forge_su_waited + 1))
+			waited=$((waited + 1))
 			;;
 		*)
 			forge_die 69 "msb reports $2 in an unknown state '$forge_msb_status'; refusing to guess"
@@ -264,7 +266,7 @@ forge_sandbox_up() {
 	fi
 	# A reboot only for an adopted sandbox: a new one has just booted.
 	forge_sandbox_restart=
-	[ "$forge_su_mode" != restart ] || [ -z "$forge_msb_status" ] || forge_sandbox_restart=1
+	[ "$mode" != restart ] || [ -z "$forge_msb_status" ] || forge_sandbox_restart=1
 	forge_sandbox_secrets_converge "$2"
 	if [ -n "$forge_sandbox_secrets_pending" ] && [ "$forge_msb_status" = Running ]; then
 		forge_warn "new secrets ($forge_sandbox_secrets_pending) are bound to $2 from its next start; to reboot it now run: forge-sandbox up --restart (this ends every session and process in it, dockerd included)"
@@ -280,51 +282,52 @@ forge_sandbox_up() {
 # an existing volume's is refused first (65), since msb would remove the
 # sandbox and then fail.
 forge_sandbox_create() {
-	forge_sc_root=$1 forge_sc_name=$2
+	local err first line name replace rest root status
+	root=$1 name=$2
 	forge_msb_image_cached "$forge_sandbox_image" ||
 		forge_die 69 "image $forge_sandbox_image is not in msb's image cache; build it with: forge-sandbox build-image --tag $forge_sandbox_image"
-	forge_sc_replace=
+	replace=
 	if [ "${3:-}" = replace ]; then
-		forge_sandbox_volume_sizes_check "$forge_sc_name"
-		forge_sc_replace=1
-		forge_say "recreating $forge_sc_name from $forge_sandbox_image (msb create --replace; the cache and docker volumes are kept)"
+		forge_sandbox_volume_sizes_check "$name"
+		replace=1
+		forge_say "recreating $name from $forge_sandbox_image (msb create --replace; the cache and docker volumes are kept)"
 	else
-		forge_say "creating $forge_sc_name from $forge_sandbox_image"
+		forge_say "creating $name from $forge_sandbox_image"
 	fi
-	forge_sandbox_register "$forge_sc_name" "$forge_sc_root"
-	forge_sandbox_record_create "$forge_sc_root" "$forge_sc_name"
+	forge_sandbox_register "$name" "$root"
+	forge_sandbox_record_create "$root" "$name"
 	# News once, when the mounts are decided; plan and adoption stay quiet.
 	[ -z "$forge_mounts_project_held" ] ||
 		forge_warn "sandbox.mountProjectReadonly: the project $forge_mounts_project_held is not mounted: it holds the read-write $forge_mounts_project_holds, and msb cannot mount a folder read-only around a read-write one; its history is there through git (see forge-sandbox(1))"
 	while :; do
 		set --
-		forge_sc_rest=$forge_sandbox_plan
-		forge_sc_first=1
-		while [ -n "$forge_sc_rest" ]; do
-			forge_sc_line=${forge_sc_rest%%'
+		rest=$forge_sandbox_plan
+		first=1
+		while [ -n "$rest" ]; do
+			line=${rest%%'
 '*}
-			forge_sc_rest=${forge_sc_rest#*'
+			rest=${rest#*'
 '}
 			# The plan starts with "msb": the program is the one found.
-			[ -z "$forge_sc_first" ] && set -- "$@" "$forge_sc_line"
-			forge_sc_first=
+			[ -z "$first" ] && set -- "$@" "$line"
+			first=
 		done
-		[ -z "$forge_sc_replace" ] || set -- "$@" --replace
-		forge_sc_status=0
-		forge_sc_err=$("$forge_msb" "$@" 2>&1 </dev/null >/dev/null) || forge_sc_status=$?
-		[ -z "$forge_sc_err" ] || printf '%s\n' "$forge_sc_err" | forge_printable_lines >&2
-		[ "$forge_sc_status" -ne 0 ] || return 0
-		case $forge_sc_err in
+		[ -z "$replace" ] || set -- "$@" --replace
+		status=0
+		err=$("$forge_msb" "$@" 2>&1 </dev/null >/dev/null) || status=$?
+		[ -z "$err" ] || printf '%s\n' "$err" | forge_printable_lines >&2
+		[ "$status" -ne 0 ] || return 0
+		case $err in
 		*'already exists'*)
-			if [ -z "$forge_sc_replace" ]; then
-				forge_say "$forge_sc_name already exists to msb; replacing it"
-				forge_sc_replace=1
+			if [ -z "$replace" ]; then
+				forge_say "$name already exists to msb; replacing it"
+				replace=1
 				continue
 			fi
 			;;
 		esac
-		[ "$forge_sc_status" -ne 2 ] || forge_die 70 "msb rejected the create arguments (see forge-sandbox plan)"
-		forge_die 69 "msb could not create $forge_sc_name (exit $forge_sc_status)"
+		[ "$status" -ne 2 ] || forge_die 70 "msb rejected the create arguments (see forge-sandbox plan)"
+		forge_die 69 "msb could not create $name (exit $status)"
 	done
 }
 
@@ -365,69 +368,71 @@ forge_sandbox_volume_sizes_check() {
 # nothing else changes. Nothing runs when nothing is bound or configured and
 # no restart is asked for.
 forge_sandbox_secrets_converge() {
-	forge_scv_name=$1
+	local conf env name new rest s
+	name=$1
 	forge_sandbox_secrets_pending=
 	shift
 	if [ "$#" -eq 0 ]; then
-		forge_scv_rest=$forge_sandbox_secrets
-		while [ -n "$forge_scv_rest" ]; do
-			set -- "$@" "${forge_scv_rest%%'
+		rest=$forge_sandbox_secrets
+		while [ -n "$rest" ]; do
+			set -- "$@" "${rest%%'
 '*}"
-			forge_scv_rest=${forge_scv_rest#*'
+			rest=${rest#*'
 '}
 		done
 	fi
-	forge_msb_bound_secrets "$forge_scv_name"
+	forge_msb_bound_secrets "$name"
 	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || [ -n "${forge_sandbox_restart:-}" ] || return 0
-	forge_scv_conf='
+	conf='
 '
-	forge_scv_new=
-	for forge_scv_s in "$@"; do
-		forge_scv_env=${forge_scv_s%@*}
-		forge_scv_conf=$forge_scv_conf$forge_scv_env'
+	new=
+	for s in "$@"; do
+		env=${s%@*}
+		conf=$conf$env'
 '
 		case $forge_msb_bound in
 		*"
-$forge_scv_env
+$env
 "*) ;;
-		*) forge_scv_new=$forge_scv_new${forge_scv_new:+ }$forge_scv_env ;;
+		*) new=$new${new:+ }$env ;;
 		esac
-		set -- "$@" --secret "$forge_scv_s"
+		set -- "$@" --secret "$s"
 		shift
 	done
-	forge_scv_rest=${forge_msb_bound#?}
-	while [ -n "$forge_scv_rest" ]; do
-		forge_scv_env=${forge_scv_rest%%'
+	rest=${forge_msb_bound#?}
+	while [ -n "$rest" ]; do
+		env=${rest%%'
 '*}
-		forge_scv_rest=${forge_scv_rest#*'
+		rest=${rest#*'
 '}
-		case $forge_scv_conf in
+		case $conf in
 		*"
-$forge_scv_env
+$env
 "*) ;;
-		*) set -- "$@" --secret-rm "$forge_scv_env" ;;
+		*) set -- "$@" --secret-rm "$env" ;;
 		esac
 	done
 	if [ -n "${forge_sandbox_restart:-}" ]; then
 		set -- "$@" --restart
-	elif [ -n "$forge_scv_new" ]; then
+	elif [ -n "$new" ]; then
 		set -- "$@" --next-start
-		forge_sandbox_secrets_pending=$forge_scv_new
+		forge_sandbox_secrets_pending=$new
 	fi
-	"$forge_msb" modify "$forge_scv_name" "$@" </dev/null >/dev/null ||
-		forge_die 69 "could not update the secrets of $forge_scv_name"
+	"$forge_msb" modify "$name" "$@" </dev/null >/dev/null ||
+		forge_die 69 "could not update the secrets of $name"
 }
 
 # forge_sandbox_remove NAME: removes sandbox NAME, then its two named
 # volumes; a missing sandbox or volume is not an error. When the sandbox
 # cannot be removed, the volumes are left alone. Returns 1 on a failure.
 forge_sandbox_remove() {
+	local ok
 	forge_msb_rm "$1" || return 1
 	forge_sandbox_volumes "$1"
-	forge_sr_ok=0
-	forge_msb_volume_rm "$forge_sandbox_docker_volume" || forge_sr_ok=1
-	forge_msb_volume_rm "$forge_sandbox_cache_volume" || forge_sr_ok=1
-	[ "$forge_sr_ok" = 0 ] || return 1
+	ok=0
+	forge_msb_volume_rm "$forge_sandbox_docker_volume" || ok=1
+	forge_msb_volume_rm "$forge_sandbox_cache_volume" || ok=1
+	[ "$ok" = 0 ] || return 1
 	forge_sandbox_unregister "$1"
 }
 

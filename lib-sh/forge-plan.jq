@@ -1,8 +1,9 @@
 # forge-plan.jq — the sandbox plan (SPEC 4.1-4.3, forge(7) "The sandbox
 # plan"): one backend-neutral JSON value built from the merged configuration,
 # and msb's rendering of it. forge-plan.sh runs it; $stage says which part:
-#   allow   the sandbox.network.allow entries for forge-netrule, one a line
-#   hosts   every secret host for forge-netrule --secret-hosts, one a line
+#   entries the sandbox.network.allow entries for forge-netrule ("A<TAB>"
+#           lines) and every secret host for forge-netrule --secret-hosts
+#           ("H<TAB>" lines)
 #   plan    the plan without its mounts, as "P<TAB>JSON", preceded by
 #           "W<TAB>warning" lines, or a single "D<TAB>code<TAB>message"
 #           (a configuration error) instead
@@ -172,19 +173,34 @@ def msb_argv:
   + [.env[] | "-e", .]
   + [.secrets[] | "--secret", "\(.env)@\(.hosts | join(","))"];
 
+# The shell's view of a plan (forge_plan_view): one "KEY<TAB>VALUE" line each.
+def view:
+  def size: msb_size;
+  "image\t\(.image)", "cpus\t\(.cpus)", "memory\t\(.memory)",
+  "resources\tcpus=\(.cpus) memory=\(.memory | size) dockerDisk=\(.disks.docker | size) cacheDisk=\(.disks.cache | size)",
+  "mode\t\(.egress.mode)", "egress\t" + (if .egress.mode == "open" then "" else
+    (["--net-default deny"] + [.egress.hosts[] | "--net-rule allow@\(.)"] | join(" ")) end),
+  "project\t\(.project // "")",
+  (.egress.hosts[] | "host\t\(.)"), (.secrets[] | "secret\t\(.env)@\(.hosts | join(","))"),
+  (.env[] | "env\t\(.)"), (.unset[] | "unset\t\(.)"),
+  (.mounts[] | "mount\t" + (if .ro then "ro " else "rw " end) + .path);
+
 def finish:
   .mounts = ([$ARGS.named.mounts, $ARGS.named.why] | map(split("\n") | map(select(. != ""))) | transpose
     | map(select(.[0] != null) | {path: (.[0] | sub("^r[ow] "; "")), ro: (.[0] | startswith("ro ")), why: .[1]}))
   | .project = (if $ARGS.named.project == "" then null else $ARGS.named.project end);
 
-if $stage == "allow" then
-  (.sandbox.network.allow // [])[] | str | select(bad | not)
-elif $stage == "hosts" then
-  (.sandbox.network.secrets // [])[] | (.hosts // [])[] | str | select(bad | not)
+if $stage == "entries" then
+  ((.sandbox.network.allow // [])[] | str | select(bad | not) | "A\t" + .),
+  ((.sandbox.network.secrets // [])[] | (.hosts // [])[] | str | select(bad | not) | "H\t" + .)
 elif $stage == "size" then
   try ("S\t" + ($ARGS.named.v | size_mib($ARGS.named.key) | msb_size)) catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end)
 elif $stage == "plan" then
   try plan catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end)
+elif $stage == "view" then
+  view
 elif $stage == "msb" then
   msb_argv[]
-else finish end
+elif $stage == "finish" then
+  finish | "P\t" + tojson, view
+else error("no such stage: \($stage)") end

@@ -16,44 +16,62 @@ forge_plan_jq() {
 	jq -r --arg stage "$stage" "$@" -f "$(forge_libsh_dir)/forge-plan.jq"
 }
 
-# forge_plan_netrule STAGE [--secret-hosts]: prints forge-netrule's JSON
-# answer for the entries forge-plan.jq's STAGE takes from the configuration,
-# or "null" when there are none. Its warnings are the plan's, not its own.
+# forge_plan_netrule [--secret-hosts] [ENTRY...]: prints forge-netrule's
+# JSON answer for the ENTRYs (none are newline), or "null" when there are
+# none. Its warnings are the plan's (forge-plan.jq), not its own.
 forge_plan_netrule() {
-	local entries stage
-	stage=$1
-	shift
-	entries=$(printf '%s' "$forge_config" | forge_plan_jq "$stage") ||
-		forge_die 70 "jq failed while reading the sandbox configuration"
-	if [ -z "$entries" ]; then
+	local hosts
+	hosts=
+	[ "${1:-}" != --secret-hosts ] || { hosts=1; shift; }
+	if [ "$#" -eq 0 ]; then
 		printf 'null\n'
 		return 0
 	fi
 	forge_helper_path forge-netrule
-	printf '%s\n' "$entries" | "$forge_helper" --json "$@" 2>/dev/null ||
-		forge_die 70 "forge-netrule failed"
+	if [ -n "$hosts" ]; then
+		"$forge_helper" --json --secret-hosts -- "$@" 2>/dev/null
+	else
+		"$forge_helper" --json -- "$@" 2>/dev/null
+	fi || forge_die 70 "forge-netrule failed"
 }
 
-# forge_plan ROOT NAME BACKEND [create]: builds the plan of sandbox NAME for
-# the worktree at ROOT (canonical) on BACKEND (msb or bwrap) from the merged
-# configuration (forge_config_load first), warning on stderr about what it
-# leaves out. With "create", the scratch dir is created if missing (up).
+# forge_plan ROOT NAME BACKEND [create [SOURCE STORES]]: builds the plan of
+# sandbox NAME for the worktree at ROOT (canonical) on BACKEND (msb or bwrap)
+# from the merged configuration (forge_config_load first), warning on stderr
+# about what it leaves out. With "create", what up needs on disk is made
+# (forge_mounts_plan); SOURCE and STORES: ROOT is an isolated copy of the
+# worktree SOURCE borrowing the object stores STORES (forge_mounts_plan).
 # Exits 65 on a configuration no backend can be given, 73 on a plan that
 # would let the sandbox write forge's own state. Result: forge_plan, the
 # plan, one line of JSON (forge(7)), and its shell view (forge_plan_view).
 # The mount plan's results stay set too (forge_mounts,
 # forge_mounts_project_held).
 forge_plan() {
-	local allow hosts names out line unset code
-	forge_backend=$3
+	local root name backend create source stores allow hosts names out line unset code
+	root=$1 name=$2 backend=$3 create=${4:-} source=${5:-} stores=${6:-}
 	# The names set on the host: one awk for all (a name with a newline,
 	# or anything no configured name can be, is left out).
 	# shellcheck disable=SC2016 # an awk program, not shell
 	names=$(awk 'BEGIN { for (k in ENVIRON) if (k ~ /^[A-Za-z_][A-Za-z0-9_]*$/) print k; exit 0 }') ||
 		forge_die 70 "awk failed while reading the environment"
-	allow=$(forge_plan_netrule allow)
-	hosts=$(forge_plan_netrule hosts --secret-hosts)
-	out=$(printf '%s' "$forge_config" | forge_plan_jq plan --arg name "$2" --arg backend "$3" \
+	# What forge-netrule is asked: the allow entries, then every secret host.
+	out=$(printf '%s' "$forge_config" | forge_plan_jq entries) ||
+		forge_die 70 "jq failed while reading the sandbox configuration"
+	set --
+	while IFS= read -r line; do
+		case $line in 'A	'*) set -- "$@" "${line#A	}" ;; esac
+	done <<EOF
+$out
+EOF
+	allow=$(forge_plan_netrule "$@")
+	set --
+	while IFS= read -r line; do
+		case $line in 'H	'*) set -- "$@" "${line#H	}" ;; esac
+	done <<EOF
+$out
+EOF
+	hosts=$(forge_plan_netrule --secret-hosts "$@")
+	out=$(printf '%s' "$forge_config" | forge_plan_jq plan --arg name "$name" --arg backend "$backend" \
 		--arg envset "$names" --argjson allow "$allow" --argjson shosts "$hosts") ||
 		forge_die 70 "jq failed while building the sandbox plan"
 	forge_plan=
@@ -73,13 +91,16 @@ EOF
 	[ -n "$forge_plan" ] || forge_die 70 "jq gave no sandbox plan"
 
 	forge_sandbox_config
-	forge_mounts_plan "$1" "${4:-}"
-	forge_mounts_state_check "$1" "$2"
-	forge_plan=$(printf '%s' "$forge_plan" | forge_plan_jq finish -c --arg mounts "$forge_mounts" \
+	forge_mounts_plan "$root" "$backend" "$create" "$source" "$stores"
+	forge_mounts_state_check "$root" "$name"
+	out=$(printf '%s' "$forge_plan" | forge_plan_jq finish --arg mounts "$forge_mounts" \
 		--arg why "$forge_mounts_why" --arg project "${forge_mounts_project_held:-}") ||
 		forge_die 70 "jq failed while building the sandbox plan"
-
-	forge_plan_view "$forge_plan"
+	forge_plan=${out%%'
+'*}
+	forge_plan=${forge_plan#P	}
+	forge_plan_view "$forge_plan" "${out#*'
+'}"
 	# Said now, before any msb call: msb itself fails on it at create or exec.
 	unset=$forge_plan_unset
 	while [ -n "$unset" ]; do
@@ -92,8 +113,9 @@ EOF
 	return 0
 }
 
-# forge_plan_view PLAN: sets the shell's view of the plan PLAN (forge_plan's
-# JSON), in one jq run (no value of a plan holds a newline):
+# forge_plan_view PLAN [VIEW]: sets the shell's view of the plan PLAN
+# (forge_plan's JSON; forge-plan.jq's view, or VIEW when it was made with
+# the plan): no value of a plan holds a newline.
 #   forge_sandbox_image    its image reference
 #   forge_sandbox_cpus, forge_sandbox_memory_mib  the limits
 #   forge_sandbox_resources  "cpus=N memory=S dockerDisk=S cacheDisk=S" (msb's
@@ -109,18 +131,15 @@ EOF
 #   forge_plan_unset       the secrets whose host variable is unset, one a line
 forge_plan_view() {
 	local out line
-	# shellcheck disable=SC2016 # a jq program, not shell
-	out=$(printf '%s' "$1" | jq -r '
-		def size: if . % 1024 == 0 then "\(. / 1024)g" else "\(.)m" end;
-		"image\t\(.image)", "cpus\t\(.cpus)", "memory\t\(.memory)",
-		"resources\tcpus=\(.cpus) memory=\(.memory | size) dockerDisk=\(.disks.docker | size) cacheDisk=\(.disks.cache | size)",
-		"mode\t\(.egress.mode)", "egress\t" + (if .egress.mode == "open" then "" else
-		  (["--net-default deny"] + [.egress.hosts[] | "--net-rule allow@\(.)"] | join(" ")) end),
-		"project\t\(.project // "")",
-		(.egress.hosts[] | "host\t\(.)"), (.secrets[] | "secret\t\(.env)@\(.hosts | join(","))"),
-		(.env[] | "env\t\(.)"), (.unset[] | "unset\t\(.)"),
-		(.mounts[] | "mount\t" + (if .ro then "ro " else "rw " end) + .path)') ||
-		forge_die 70 "jq failed while reading the sandbox plan"
+	# Once per plan: a renderer asks again for the plan just built.
+	[ "$1" != "${forge_plan_viewed:-}" ] || return 0
+	forge_plan_viewed=$1
+	if [ "$#" -ge 2 ]; then
+		out=$2
+	else
+		out=$(printf '%s' "$1" | forge_plan_jq view) ||
+			forge_die 70 "jq failed while reading the sandbox plan"
+	fi
 	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_plan_unset='' forge_plan_mounts=
 	while IFS= read -r line; do
 		case $line in

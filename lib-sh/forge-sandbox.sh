@@ -27,14 +27,15 @@ forge_sandbox_locate() {
 # one '-', '-' and '.' trimmed at both ends, cut to 40, "sandbox" if empty);
 # h the first 8 hex digits of the SHA-256 of ROOT, the worktree's real path.
 forge_sandbox_name_of() {
-	forge_sn_base=${1%/}
-	forge_sn_base=${forge_sn_base##*/}
-	forge_sn_slug=$(printf '%s' "$forge_sn_base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
+	local base hash slug
+	base=${1%/}
+	base=${base##*/}
+	slug=$(printf '%s' "$base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
 		LC_ALL=C sed -e 's/[^a-z0-9.-][^a-z0-9.-]*/-/g' -e 's/^[.-]*//' -e 's/[.-]*$//' \
 			-e 's/^\(.\{40\}\).*/\1/')
-	[ -n "$forge_sn_slug" ] || forge_sn_slug=sandbox
-	forge_sn_hash=$(printf '%s' "$1" | forge_sha256) || return 1
-	forge_sandbox_name=forge-$forge_sn_slug-${forge_sn_hash%"${forge_sn_hash#????????}"}
+	[ -n "$slug" ] || slug=sandbox
+	hash=$(printf '%s' "$1" | forge_sha256) || return 1
+	forge_sandbox_name=forge-$slug-${hash%"${hash#????????}"}
 }
 
 # forge_sha256: prints the hex SHA-256 of standard input.
@@ -108,13 +109,14 @@ forge_sandbox_cfg_split() {
 # the value of the single-valued key TAG. Returns 1 when it is not set.
 # Exits 65 when the value has a newline or NUL byte.
 forge_sandbox_cfg_value() {
-	forge_cv_rest=$forge_sandbox_cfg
-	while [ -n "$forge_cv_rest" ]; do
-		forge_cv_line=${forge_cv_rest%%'
+	local line rest
+	rest=$forge_sandbox_cfg
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_cv_rest=${forge_cv_rest#*'
+		rest=${rest#*'
 '}
-		forge_sandbox_cfg_split "$forge_cv_line"
+		forge_sandbox_cfg_split "$line"
 		if [ "$forge_cfg_tag" = X ] && [ "${forge_cfg_key}" = "$1" ]; then
 			forge_die 65 "configuration key ${forge_cfg_val}: contains a newline or NUL byte"
 		fi
@@ -224,34 +226,35 @@ forge_sandbox_record_remove() {
 # (all fixed at create time), with how to apply them. Keys a record lacks
 # (an older forge wrote it) are not compared.
 forge_sandbox_drift_check() {
+	local disk key said was
 	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
-	forge_dc_was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
-	forge_dc_said='' forge_dc_disk=
-	for forge_dc_key in egress image resources; do
-		case $forge_dc_was in
-		"$forge_dc_key="* | *"
-$forge_dc_key="*) ;;
+	was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
+	said='' disk=
+	for key in egress image resources; do
+		case $was in
+		"$key="* | *"
+$key="*) ;;
 		*) continue ;;
 		esac
-		forge_dc_old=$(forge_state get "$forge_sandbox_record" "$forge_dc_key" '' 2>/dev/null) || continue
-		case $forge_dc_key in
+		forge_dc_old=$(forge_state get "$forge_sandbox_record" "$key" '' 2>/dev/null) || continue
+		case $key in
 		egress) forge_dc_new=$forge_sandbox_egress ;;
 		image) forge_dc_new=$forge_sandbox_image ;;
 		resources) forge_dc_new=$forge_sandbox_resources ;;
 		esac
 		[ "$forge_dc_old" != "$forge_dc_new" ] || continue
-		if [ -z "$forge_dc_said" ]; then
+		if [ -z "$said" ]; then
 			forge_warn "$2 differs from the configuration in what is fixed when a sandbox is created (recorded in $forge_sandbox_record); recreate it with: forge-sandbox up --recreate (keeps the cache and docker volumes)"
-			forge_dc_said=1
+			said=1
 		fi
-		forge_warn "  $forge_dc_key: created with: ${forge_dc_old:-(none)}"
-		forge_warn "  $forge_dc_key: configured:   ${forge_dc_new:-(none)}"
-		if [ "$forge_dc_key" = resources ] &&
+		forge_warn "  $key: created with: ${forge_dc_old:-(none)}"
+		forge_warn "  $key: configured:   ${forge_dc_new:-(none)}"
+		if [ "$key" = resources ] &&
 			[ "${forge_dc_old#* * }" != "${forge_dc_new#* * }" ]; then
-			forge_dc_disk=1
+			disk=1
 		fi
 	done
-	[ -z "$forge_dc_disk" ] ||
+	[ -z "$disk" ] ||
 		forge_warn "  a disk keeps the size its volume was made with: a new dockerDisk or cacheDisk needs forge-sandbox rm (which drops the volumes), then up"
 	return 0
 }
@@ -330,12 +333,13 @@ $name
 
 # --- either backend ------------------------------------------------------------------
 
-# forge_sandbox_prepare ROOT NAME [create]: the plan of sandbox NAME for the
-# worktree at ROOT on forge_backend (forge_sandbox_backend first), and its
-# rendering by that backend: forge_sandbox_plan (msb) or forge_bwrap_plan.
-# With "create", what up needs on disk is made.
+# forge_sandbox_prepare ROOT NAME [create [SOURCE STORES]]: the plan of
+# sandbox NAME for the worktree at ROOT on forge_backend (forge_sandbox_backend
+# first), and its rendering by that backend: forge_sandbox_plan (msb) or
+# forge_bwrap_plan. With "create", what up needs on disk is made; SOURCE and
+# STORES: ROOT is an isolated copy of SOURCE (forge_plan).
 forge_sandbox_prepare() {
-	forge_plan "$1" "$2" "$forge_backend" "${3:-}"
+	forge_plan "$1" "$2" "$forge_backend" "${3:-}" "${4:-}" "${5:-}"
 	if [ "$forge_backend" = bwrap ]; then
 		forge_bwrap_render "$1" "$2" "$forge_plan" "${3:-}"
 	else
@@ -378,53 +382,55 @@ forge_sandbox_wait_setting() {
 # taking it), is broken (forge_sandbox_lock_break) and taken anew.
 # Waits up to FORGE_SANDBOX_WAIT (30) seconds, then exits 75.
 forge_sandbox_lock() {
+	local dir gone tries
 	forge_sandbox_registry "$1"
-	forge_sl_dir=$forge_sandbox_registry_dir/$1.up
+	dir=$forge_sandbox_registry_dir/$1.up
 	forge_sandbox_wait_setting
 	forge_sl_wait=$forge_sandbox_wait
 	mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_sandbox_registry_dir"
-	forge_sl_tries=0 forge_sl_gone=0
-	until mkdir -m 700 -- "$forge_sl_dir" 2>/dev/null; do
-		if [ -L "$forge_sl_dir" ] || { [ -e "$forge_sl_dir" ] && [ ! -d "$forge_sl_dir" ]; }; then
-			forge_die 73 "$forge_sl_dir is not a folder; refusing to use it as a lock"
+	tries=0 gone=0
+	until mkdir -m 700 -- "$dir" 2>/dev/null; do
+		if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
+			forge_die 73 "$dir is not a folder; refusing to use it as a lock"
 		fi
-		if [ ! -e "$forge_sl_dir" ]; then
+		if [ ! -e "$dir" ]; then
 			# Released between the mkdir and the look: try again at once. A
 			# mkdir that keeps failing with nothing there is an error of its
 			# own (a folder removed, no permission), said with mkdir's words.
-			forge_sl_gone=$((forge_sl_gone + 1))
-			[ "$forge_sl_gone" -lt 3 ] && continue
-			mkdir -m 700 -- "$forge_sl_dir" && break
-			[ -e "$forge_sl_dir" ] || forge_die 73 "cannot create the lock $forge_sl_dir"
+			gone=$((gone + 1))
+			[ "$gone" -lt 3 ] && continue
+			mkdir -m 700 -- "$dir" && break
+			[ -e "$dir" ] || forge_die 73 "cannot create the lock $dir"
 			continue
 		fi
-		if forge_sandbox_lock_stale "$forge_sl_dir"; then
-			forge_sandbox_lock_break "$forge_sl_dir" ||
-				forge_die 75 "cannot break the stale lock $forge_sl_dir"
+		if forge_sandbox_lock_stale "$dir"; then
+			forge_sandbox_lock_break "$dir" ||
+				forge_die 75 "cannot break the stale lock $dir"
 			continue
 		fi
-		[ "$forge_sl_tries" -lt "$((forge_sl_wait * 10))" ] ||
-			forge_die 75 "$1 is being brought up by another process (lock $forge_sl_dir); try again later"
-		[ "$forge_sl_tries" != 0 ] || forge_say "waiting for another process bringing up $1"
+		[ "$tries" -lt "$((forge_sl_wait * 10))" ] ||
+			forge_die 75 "$1 is being brought up by another process (lock $dir); try again later"
+		[ "$tries" != 0 ] || forge_say "waiting for another process bringing up $1"
 		sleep 0.1
-		forge_sl_tries=$((forge_sl_tries + 1))
+		tries=$((tries + 1))
 	done
 	# Written whole, then renamed: an owner file is never seen half written.
-	{ forge_owner >"$forge_sl_dir/owner.$$" && mv -f -- "$forge_sl_dir/owner.$$" "$forge_sl_dir/owner"; } ||
-		forge_die 73 "cannot write $forge_sl_dir/owner"
+	{ forge_owner >"$dir/owner.$$" && mv -f -- "$dir/owner.$$" "$dir/owner"; } ||
+		forge_die 73 "cannot write $dir/owner"
 }
 
 # forge_sandbox_lock_stale DIR: true when the lock folder DIR is abandoned:
 # its owner file names a process that is gone, or it has none 10 seconds
 # after it was made (its maker writes one at once).
 forge_sandbox_lock_stale() {
+	local made
 	if [ -f "$1/owner" ]; then
 		! forge_owner_alive "$1/owner"
 		return
 	fi
-	forge_sls_made=$(stat -c %Y -- "$1" 2>/dev/null) || return 1
-	[ "$(date +%s)" -gt "$((forge_sls_made + 10))" ]
+	made=$(stat -c %Y -- "$1" 2>/dev/null) || return 1
+	[ "$(date +%s)" -gt "$((made + 10))" ]
 }
 
 # forge_sandbox_lock_break DIR: removes the abandoned lock folder DIR. Two
@@ -449,13 +455,14 @@ forge_sandbox_lock_break() (
 # forge_sandbox_unlock NAME: releases the lock forge_sandbox_lock took, if
 # this process holds it.
 forge_sandbox_unlock() {
+	local dir me
 	forge_sandbox_registry "$1"
-	forge_sul_dir=$forge_sandbox_registry_dir/$1.up
-	[ -d "$forge_sul_dir" ] && [ ! -L "$forge_sul_dir" ] || return 0
-	forge_sul_me=$(forge_owner)
-	forge_read_file "$forge_sul_dir/owner" 2>/dev/null || return 0
-	[ "$forge_file" = "$forge_sul_me" ] || return 0
-	rm -rf -- "$forge_sul_dir"
+	dir=$forge_sandbox_registry_dir/$1.up
+	[ -d "$dir" ] && [ ! -L "$dir" ] || return 0
+	me=$(forge_owner)
+	forge_read_file "$dir/owner" 2>/dev/null || return 0
+	[ "$forge_file" = "$me" ] || return 0
+	rm -rf -- "$dir"
 }
 
 # --- choosing the backend, and doctor for both -------------------------------------
@@ -511,18 +518,19 @@ forge_sandbox_backend() {
 # when msb is selected and its doctor gave no answer). Reads the
 # configuration of the worktree in the current directory, if any.
 forge_sandbox_doctor() {
-	forge_sd_root=
-	! forge_sandbox_locate . 2>/dev/null || forge_sd_root=$forge_sandbox_root
-	forge_config_load "$forge_sd_root"
-	forge_sd_want=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
-	case ${forge_sd_want:=auto} in
+	local limits root want
+	root=
+	! forge_sandbox_locate . 2>/dev/null || root=$forge_sandbox_root
+	forge_config_load "$root"
+	want=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
+	case ${want:=auto} in
 	auto | msb | bwrap) ;;
-	*) forge_die 65 "configuration key sandbox.backend: '$forge_sd_want' is not auto, msb or bwrap" ;;
+	*) forge_die 65 "configuration key sandbox.backend: '$want' is not auto, msb or bwrap" ;;
 	esac
 	forge_msb_doctor
 	if [ "$forge_msb_doctor" = available ]; then
 		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
-	elif [ "$forge_sd_want" = msb ]; then
+	elif [ "$want" = msb ]; then
 		forge_msb_doctor_report
 	else
 		# Not the selected backend: its state is information, not an error.
@@ -532,12 +540,12 @@ forge_sandbox_doctor() {
 	forge_bwrap_probe
 	forge_bwrap_cgroups forge-doctor
 	if forge_bwrap_limits_possible; then
-		forge_sd_limits="memory and cpu limits through cgroup $forge_bwrap_cgroup_kind, plus CPU affinity"
+		limits="memory and cpu limits through cgroup $forge_bwrap_cgroup_kind, plus CPU affinity"
 	else
-		forge_sd_limits="no writable cgroup (${forge_bwrap_cgroup_kind:-none found}): CPU affinity only, no memory limit"
+		limits="no writable cgroup (${forge_bwrap_cgroup_kind:-none found}): CPU affinity only, no memory limit"
 	fi
 	if [ "$forge_bwrap_probe" = available ]; then
-		forge_say "bwrap: available: namespace sandboxes work on this host; $forge_sd_limits"
+		forge_say "bwrap: available: namespace sandboxes work on this host; $limits"
 	else
 		forge_say "bwrap: unavailable: $forge_bwrap_probe"
 	fi
@@ -546,8 +554,8 @@ forge_sandbox_doctor() {
 	else
 		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"
 	fi
-	forge_say "sandbox.backend: $forge_sd_want"
-	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
+	forge_say "sandbox.backend: $want"
+	case $want/$forge_msb_doctor/$forge_bwrap_probe in
 	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
 	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
 	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
@@ -555,7 +563,7 @@ forge_sandbox_doctor() {
 	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
 	*) forge_say "selected: none: neither backend can run here" ;;
 	esac
-	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
+	case $want/$forge_msb_doctor/$forge_bwrap_probe in
 	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
 	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
 	esac
@@ -579,8 +587,9 @@ forge_sandbox_doctor_msb_note() {
 # configuration (of the worktree in the current directory, if any) selects
 # the msb backend. Otherwise they skip msb where it is missing.
 forge_sandbox_msb_needed() {
-	forge_mn_root=
-	! forge_sandbox_locate . 2>/dev/null || forge_mn_root=$forge_sandbox_root
-	forge_config_load "$forge_mn_root"
+	local root
+	root=
+	! forge_sandbox_locate . 2>/dev/null || root=$forge_sandbox_root
+	forge_config_load "$root"
 	[ "$(forge_config_get sandbox.backend)" = msb ]
 }
