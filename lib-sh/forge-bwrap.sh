@@ -29,7 +29,7 @@ forge_bwrap_state() {
 # state folder, a real directory).
 forge_bwrap_exists() {
 	forge_bwrap_state "$1"
-	[ -d "$forge_bwrap_dir" ] && [ ! -L "$forge_bwrap_dir" ]
+	forge_is_real_dir "$forge_bwrap_dir"
 }
 
 # forge_bwrap_owner ROOT: decides who the sandbox of the worktree at ROOT
@@ -98,7 +98,7 @@ forge_bwrap_dest_inside() {
 	while [ -n "$rest" ]; do
 		path=$path/${rest%%/*}
 		rest=${rest#*/}
-		[ -d "$path" ] && [ ! -L "$path" ] || return 1
+		forge_is_real_dir "$path" || return 1
 	done
 }
 
@@ -359,7 +359,7 @@ forge_bwrap_pin_parents() {
 		case $tail in */*) ;; *) return 0 ;; esac
 		dir=$dir/${tail%%/*}
 		tail=${tail#*/}
-		if [ -L "$dir" ] || [ ! -d "$dir" ]; then
+		if ! forge_is_real_dir "$dir"; then
 			forge_die 73 "cannot protect $1: $dir on the way to it is not a folder (refusing to mount it)"
 		fi
 		forge_bwrap_add --bind "$dir" "$dir"
@@ -437,10 +437,10 @@ forge_bwrap_render_git() {
 		elif [ -d "$g" ] && [ "$g" != "$2" ]; then
 			forge_bwrap_add --ro-bind "$g" "$g"
 			for f in objects refs logs reftable; do
-				[ -d "$g/$f" ] && [ ! -L "$g/$f" ] &&
+				forge_is_real_dir "$g/$f" &&
 					forge_bwrap_add --bind "$g/$f" "$g/$f"
 			done
-			[ ! -d "$g/objects/info" ] || [ -L "$g/objects/info" ] ||
+			! forge_is_real_dir "$g/objects/info" ||
 				forge_bwrap_add --ro-bind "$g/objects/info" "$g/objects/info"
 		fi
 	done
@@ -683,7 +683,7 @@ forge_bwrap_names() {
 	forge_bwrap_state x
 	forge_bwrap_names=
 	for forge_bn in "$forge_bwrap_root"/forge-*; do
-		{ [ -d "$forge_bn" ] && [ ! -L "$forge_bn" ]; } || continue
+		forge_is_real_dir "$forge_bn" || continue
 		forge_bwrap_names=$forge_bwrap_names${forge_bn##*/}'
 '
 	done

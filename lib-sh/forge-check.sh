@@ -79,7 +79,7 @@ forge_check_run() {
 	forge_libexec_path forge-probe
 	probe=$forge_libexec
 	[ -x "$probe" ] || forge_die 69 "forge-probe is not installed ($probe)"
-	if [ -L "$root/.forge" ] || [ ! -d "$root/.forge" ]; then
+	if ! forge_is_real_dir "$root/.forge"; then
 		forge_die 73 "$root/.forge is not a folder: the probe cannot be placed where the sandbox sees it"
 	fi
 	forge_ck_work='' forge_ck_bin='' forge_ck_listener='' nl='

@@ -319,7 +319,7 @@ forge_bwrap_image_rootfs() {
 	forge_xdg_dir cache || forge_xdg=/nonexistent/.cache
 	cache=$forge_xdg/forge/rootfs
 	forge_bwrap_rootfs=$cache/$id
-	[ ! -d "$forge_bwrap_rootfs" ] || [ -L "$forge_bwrap_rootfs" ] || return 0
+	! forge_is_real_dir "$forge_bwrap_rootfs" || return 0
 	if [ "${2:-}" != create ]; then
 		forge_warn "image $1 is not exported yet (forge-sandbox up does it): its folders are left out of this plan"
 		forge_bwrap_rootfs=

@@ -458,7 +458,7 @@ forge_sandbox_unlock() {
 	local dir me
 	forge_sandbox_registry "$1"
 	dir=$forge_sandbox_registry_dir/$1.up
-	[ -d "$dir" ] && [ ! -L "$dir" ] || return 0
+	forge_is_real_dir "$dir" || return 0
 	me=$(forge_owner)
 	forge_read_file "$dir/owner" 2>/dev/null || return 0
 	[ "$forge_file" = "$me" ] || return 0
