@@ -191,8 +191,8 @@ forge_mounts_optional() {
 # forge_mounts_backend while the plan is made, for the rules that differ)
 # for the worktree at ROOT (canonical), one "rw PATH" or "ro PATH" line each,
 # in the order they must be given (a later mount lies on top of an earlier
-# one). Reads the configuration extracted by forge_sandbox_config
-# (forge_sandbox_cfg). The plan is data, one for every backend that can
+# one). Reads the configuration keys forge_plan extracted
+# (forge_sandbox_cfg, forge-plan.jq's mount_config). The plan is data, one for every backend that can
 # mount what it says: each renderer turns it into its own flags; where msb
 # cannot nest a read-write mount in a read-only one, the git dirs are
 # planned as msb mounts them (forge_mounts_git). With "create", a missing

@@ -443,6 +443,11 @@ forge_sandbox_remove() {
 # argv, one argument a line, "msb" first (no argument can hold a newline:
 # msb's paths cannot, and the rest is validated).
 forge_msb_render() {
+	# Made with the view of the plan just built (forge_plan_view).
+	if [ "$1" = "${forge_plan_viewed:-}" ] && [ -n "${forge_plan_msb_argv:-}" ]; then
+		forge_sandbox_plan=$forge_plan_msb_argv
+		return 0
+	fi
 	forge_sandbox_plan=$(printf '%s' "$1" | forge_plan_jq msb) ||
 		forge_die 70 "jq failed while rendering the msb plan"
 	forge_sandbox_plan=$forge_sandbox_plan'

@@ -5,7 +5,8 @@
 #           lines) and every secret host for forge-netrule --secret-hosts
 #           ("H<TAB>" lines)
 #   plan    the plan without its mounts, as "P<TAB>JSON", preceded by
-#           "W<TAB>warning" lines, or a single "D<TAB>code<TAB>message"
+#           "W<TAB>warning" lines and followed by the keys the mount plan
+#           reads ("C<TAB>" lines), or a single "D<TAB>code<TAB>message"
 #           (a configuration error) instead
 #   finish  the plan (the input) with its mounts
 #   msb     msb's rendering of the plan (the input): its argv, one a line
@@ -18,6 +19,7 @@ def str: if type == "string" then . else tojson end;
 def trim: sub("^[ \t\n\u000b\f\r]+"; "") | sub("[ \t\n\u000b\f\r]+$"; "");
 def fail($msg): error({forge_code: 65, forge_msg: $msg});
 def blank: test("^[ \t]*$");
+def whole($key): if (str | bad) then fail("configuration key \($key): contains a newline or NUL byte") else . end;
 def envname: test("^[A-Za-z_][A-Za-z0-9_]*$");
 # forge-netrule's quoting of an entry in its messages: printable ASCII as
 # is, backslash and quote escaped, every other byte as \xNN.
@@ -141,15 +143,31 @@ def envs($set; $secrets):
           else .warn += ["\($key): \($n) is not set on the host; not passed"] end
       end);
 
+# The keys the mount plan reads (forge_mounts_plan, forge_sandbox_cfg_value):
+# one "TAG<TAB>KEY<TAB>VALUE" line each, KEY naming it for messages; a value
+# with a newline or NUL byte as "X<TAB>TAG<TAB>KEY", never split.
+def mount_config:
+  def out($tag; $key; $v):
+    ($v | str) as $s
+    | if ($s | bad) then "X\t\($tag)\t\($key)" else "\($tag)\t\($key)\t\($s)" end;
+  .sandbox as $s
+  | out("projro"; "sandbox.mountProjectReadonly"; $s.mountProjectReadonly),
+    (if $s.toolOutputDir == null then empty else out("toolout"; "sandbox.toolOutputDir"; $s.toolOutputDir) end),
+    (if $s.scratchDir == null then empty else out("scratch"; "sandbox.scratchDir"; $s.scratchDir) end),
+    ($s.mounts // [] | to_entries[] | .key as $i | .value
+      | out(if .readonly == false then "mount_rw" else "mount_ro" end; "sandbox.mounts[\($i)]"; .host // "")),
+    (.loop.allowExternalDirectories // [] | to_entries[]
+      | out("ext"; "loop.allowExternalDirectories[\(.key)]"; .value));
+
 def plan:
   ($ARGS.named.envset | split("\n") | map(select(. != ""))) as $set
   | .sandbox as $s
-  | ($s.image | str) as $image
+  | ($s.image | whole("sandbox.image") | str) as $image
   | if ($image | image_ref | not) then fail("configuration key sandbox.image: invalid image reference '\($image)'") else . end
-  | ($s.resources.cpus // "4" | cpus("sandbox.resources.cpus")) as $cpus
-  | ($s.resources.memory // "8g" | size_mib("sandbox.resources.memory")) as $memory
-  | ($s.resources.dockerDisk // "16g" | size_mib("sandbox.resources.dockerDisk")) as $docker
-  | ($s.resources.cacheDisk // "16g" | size_mib("sandbox.resources.cacheDisk")) as $cache
+  | ($s.resources.cpus // "4" | whole("sandbox.resources.cpus") | cpus("sandbox.resources.cpus")) as $cpus
+  | ($s.resources.memory // "8g" | whole("sandbox.resources.memory") | size_mib("sandbox.resources.memory")) as $memory
+  | ($s.resources.dockerDisk // "16g" | whole("sandbox.resources.dockerDisk") | size_mib("sandbox.resources.dockerDisk")) as $docker
+  | ($s.resources.cacheDisk // "16g" | whole("sandbox.resources.cacheDisk") | size_mib("sandbox.resources.cacheDisk")) as $cache
   | secrets($ARGS.named.shosts; $set) as $secrets
   | egress($ARGS.named.allow; $secrets) as $egress
   | envs($set; $secrets) as $env
@@ -157,7 +175,8 @@ def plan:
     ([$secrets.out[] | select(.env as $e | $set | index([$e]) | not) | .env] as $unset
     | "P\t" + ({name: $ARGS.named.name, backend: $ARGS.named.backend, image: $image, cpus: $cpus, memory: $memory,
         disks: {docker: $docker, cache: $cache}, mounts: [], project: null,
-        env: $env.out, secrets: $secrets.out, egress: $egress.egress, unset: $unset} | tojson));
+        env: $env.out, secrets: $secrets.out, egress: $egress.egress, unset: $unset} | tojson)),
+    (mount_config | "C\t" + .);
 
 # --- msb's rendering --------------------------------------------------------------
 
@@ -183,7 +202,8 @@ def view:
   "project\t\(.project // "")",
   (.egress.hosts[] | "host\t\(.)"), (.secrets[] | "secret\t\(.env)@\(.hosts | join(","))"),
   (.env[] | "env\t\(.)"), (.unset[] | "unset\t\(.)"),
-  (.mounts[] | "mount\t" + (if .ro then "ro " else "rw " end) + .path);
+  (.mounts[] | "mount\t" + (if .ro then "ro " else "rw " end) + .path),
+  (if .backend == "msb" then msb_argv[] | "argv\t" + . else empty end);
 
 def finish:
   .mounts = ([$ARGS.named.mounts, $ARGS.named.why] | map(split("\n") | map(select(. != ""))) | transpose

@@ -42,7 +42,8 @@ forge_plan_netrule() {
 # (forge_mounts_plan); SOURCE and STORES: ROOT is an isolated copy of the
 # worktree SOURCE borrowing the object stores STORES (forge_mounts_plan).
 # Exits 65 on a configuration no backend can be given, 73 on a plan that
-# would let the sandbox write forge's own state. Result: forge_plan, the
+# would let the sandbox write forge's own state. Sets forge_sandbox_cfg, the
+# keys the mount plan reads (forge-plan.jq's mount_config). Result: forge_plan, the
 # plan, one line of JSON (forge(7)), and its shell view (forge_plan_view).
 # The mount plan's results stay set too (forge_mounts,
 # forge_mounts_project_held).
@@ -74,9 +75,11 @@ EOF
 	out=$(printf '%s' "$forge_config" | forge_plan_jq plan --arg name "$name" --arg backend "$backend" \
 		--arg envset "$names" --argjson allow "$allow" --argjson shosts "$hosts") ||
 		forge_die 70 "jq failed while building the sandbox plan"
-	forge_plan=
+	forge_plan='' forge_sandbox_cfg=
 	while IFS= read -r line; do
 		case $line in
+		'C	'*) forge_sandbox_cfg=$forge_sandbox_cfg${line#C	}'
+' ;;
 		'W	'*) forge_warn "${line#W	}" ;;
 		'D	'*)
 			line=${line#D	}
@@ -90,7 +93,6 @@ $out
 EOF
 	[ -n "$forge_plan" ] || forge_die 70 "jq gave no sandbox plan"
 
-	forge_sandbox_config
 	forge_mounts_plan "$root" "$backend" "$create" "$source" "$stores"
 	forge_mounts_state_check "$root" "$name"
 	out=$(printf '%s' "$forge_plan" | forge_plan_jq finish --arg mounts "$forge_mounts" \
@@ -129,6 +131,7 @@ EOF
 #   forge_plan_mounts      the mounts as "rw PATH" / "ro PATH" lines, in order
 #   forge_plan_project     the project held read-only around them, or empty
 #   forge_plan_unset       the secrets whose host variable is unset, one a line
+#   forge_plan_msb_argv    for an msb plan, msb's rendering (forge_msb_render)
 forge_plan_view() {
 	local out line
 	# Once per plan: a renderer asks again for the plan just built.
@@ -140,7 +143,7 @@ forge_plan_view() {
 		out=$(printf '%s' "$1" | forge_plan_jq view) ||
 			forge_die 70 "jq failed while reading the sandbox plan"
 	fi
-	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_plan_unset='' forge_plan_mounts=
+	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_plan_unset='' forge_plan_mounts='' forge_plan_msb_argv=
 	while IFS= read -r line; do
 		case $line in
 		'image	'*) forge_sandbox_image=${line#*'	'} ;;
@@ -159,6 +162,8 @@ forge_plan_view() {
 		'unset	'*) forge_plan_unset=$forge_plan_unset${line#*'	'}'
 ' ;;
 		'mount	'*) forge_plan_mounts=$forge_plan_mounts${line#*'	'}'
+' ;;
+		'argv	'*) forge_plan_msb_argv=$forge_plan_msb_argv${line#*'	'}'
 ' ;;
 		esac
 	done <<EOF

@@ -58,41 +58,6 @@ forge_sandbox_volumes() {
 
 # --- configuration -------------------------------------------------------------
 
-# forge_sandbox_config: extracts the sandbox keys of the merged configuration
-# (forge_config_load first) with one jq run into forge_sandbox_cfg: one
-# "TAG<TAB>KEY<TAB>VALUE" line per value, KEY naming it for messages. A value
-# with a newline or NUL byte comes as "X<TAB>TAG<TAB>KEY" instead, so that
-# every line is one value and no value is ever split.
-forge_sandbox_config() {
-	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_sandbox_cfg=$(printf '%s' "$forge_config" | jq -r '
-	def bad: explode | any(. == 0 or . == 10);
-	def out($tag; $key; $v):
-	  ($v | if type == "string" then . else tojson end) as $s
-	  | if ($s | bad) then "X\t\($tag)\t\($key)" else "\($tag)\t\($key)\t\($s)" end;
-	.sandbox as $s
-	| out("image"; "sandbox.image"; $s.image),
-	  out("memory"; "sandbox.resources.memory"; $s.resources.memory),
-	  out("cpus"; "sandbox.resources.cpus"; $s.resources.cpus),
-	  out("dockerDisk"; "sandbox.resources.dockerDisk"; $s.resources.dockerDisk),
-	  out("cacheDisk"; "sandbox.resources.cacheDisk"; $s.resources.cacheDisk),
-	  out("projro"; "sandbox.mountProjectReadonly"; $s.mountProjectReadonly),
-	  (if $s.toolOutputDir == null then empty else out("toolout"; "sandbox.toolOutputDir"; $s.toolOutputDir) end),
-	  (if $s.scratchDir == null then empty else out("scratch"; "sandbox.scratchDir"; $s.scratchDir) end),
-	  ($s.mounts // [] | to_entries[] | .key as $i | .value
-	    | out(if .readonly == false then "mount_rw" else "mount_ro" end; "sandbox.mounts[\($i)]"; .host // "")),
-	  (.loop.allowExternalDirectories // [] | to_entries[]
-	    | out("ext"; "loop.allowExternalDirectories[\(.key)]"; .value)),
-	  ($s.network.allow // [] | to_entries[] | out("allow"; "sandbox.network.allow[\(.key)]"; .value)),
-	  ($s.network.env // [] | to_entries[] | out("env"; "sandbox.network.env[\(.key)]"; .value)),
-	  ($s.network.secrets // [] | to_entries[] | .key as $i | .value
-	    | out("secret"; "sandbox.network.secrets[\($i)]"; .env // ""),
-	      (.hosts // [] | to_entries[] | out("shost"; "sandbox.network.secrets[\($i)].hosts[\(.key)]"; .value)))
-	') || forge_die 70 "jq failed while reading the sandbox configuration"
-	forge_sandbox_cfg=$forge_sandbox_cfg'
-'
-}
-
 # forge_sandbox_cfg_split LINE: sets forge_cfg_tag, forge_cfg_key and
 # forge_cfg_val from one line of forge_sandbox_cfg.
 forge_sandbox_cfg_split() {
