@@ -1,6 +1,7 @@
 # forge-plan.jq — the sandbox plan (SPEC 4.1-4.3, forge(7) "The sandbox
 # plan"): one backend-neutral JSON value built from the merged configuration,
-# and msb's rendering of it. forge-plan.sh runs it; $stage says which part:
+# and msb's rendering of it: a jq module, defs only. forge-plan.sh runs one
+# stage_<STAGE> of it (forge_plan_jq):
 #   entries the sandbox.network.allow entries for forge-netrule ("A<TAB>"
 #           lines) and every secret host for forge-netrule --secret-hosts
 #           ("H<TAB>" lines)
@@ -210,17 +211,16 @@ def finish:
     | map(select(.[0] != null) | {path: (.[0] | sub("^r[ow] "; "")), ro: (.[0] | startswith("ro ")), why: .[1]}))
   | .project = (if $ARGS.named.project == "" then null else $ARGS.named.project end);
 
-if $stage == "entries" then
+# --- the stages forge-plan.sh runs (forge_plan_jq STAGE): one entry each, so
+# that jq compiles only what the stage needs ------------------------------------
+
+def stage_entries:
   ((.sandbox.network.allow // [])[] | str | select(bad | not) | "A\t" + .),
-  ((.sandbox.network.secrets // [])[] | (.hosts // [])[] | str | select(bad | not) | "H\t" + .)
-elif $stage == "size" then
-  try ("S\t" + ($ARGS.named.v | size_mib($ARGS.named.key) | msb_size)) catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end)
-elif $stage == "plan" then
-  try plan catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end)
-elif $stage == "view" then
-  view
-elif $stage == "msb" then
-  msb_argv[]
-elif $stage == "finish" then
-  finish | "P\t" + tojson, view
-else error("no such stage: \($stage)") end
+  ((.sandbox.network.secrets // [])[] | (.hosts // [])[] | str | select(bad | not) | "H\t" + .);
+def stage_size:
+  try ("S\t" + ($ARGS.named.v | size_mib($ARGS.named.key) | msb_size)) catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end);
+def stage_plan:
+  try plan catch (if type == "object" and .forge_code then "D\t\(.forge_code)\t\(.forge_msg)" else error end);
+def stage_finish: finish | "P\t" + tojson, view;
+def stage_view: view;
+def stage_msb: msb_argv[];

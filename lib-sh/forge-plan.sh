@@ -7,13 +7,13 @@
 # shellcheck shell=sh
 # shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
-# forge_plan_jq STAGE [JQ-ARG...]: runs forge-plan.jq's STAGE on standard
-# input; prints its output.
+# forge_plan_jq STAGE [JQ-ARG...]: runs forge-plan.jq's stage_STAGE (STAGE
+# is forge's own word, never data) on standard input; prints its output.
 forge_plan_jq() {
 	local stage
 	stage=$1
 	shift
-	jq -r --arg stage "$stage" "$@" -f "$(forge_libsh_dir)/forge-plan.jq"
+	jq -r "$@" -L "$(forge_libsh_dir)" "include \"forge-plan\"; stage_$stage"
 }
 
 # forge_plan_netrule [--secret-hosts] [ENTRY...]: prints forge-netrule's
@@ -55,9 +55,16 @@ forge_plan() {
 	# shellcheck disable=SC2016 # an awk program, not shell
 	names=$(awk 'BEGIN { for (k in ENVIRON) if (k ~ /^[A-Za-z_][A-Za-z0-9_]*$/) print k; exit 0 }') ||
 		forge_die 70 "awk failed while reading the environment"
-	# What forge-netrule is asked: the allow entries, then every secret host.
-	out=$(printf '%s' "$forge_config" | forge_plan_jq entries) ||
-		forge_die 70 "jq failed while reading the sandbox configuration"
+	# What forge-netrule is asked: the allow entries, then every secret host
+	# (no jq run when the configuration cannot hold any: neither key is in
+	# its text, and no \u escape could spell one).
+	case $forge_config in
+	*'"allow"'* | *'"secrets"'* | *'\u'*)
+		out=$(printf '%s' "$forge_config" | forge_plan_jq entries) ||
+			forge_die 70 "jq failed while reading the sandbox configuration"
+		;;
+	*) out= ;;
+	esac
 	set --
 	while IFS= read -r line; do
 		case $line in 'A	'*) set -- "$@" "${line#A	}" ;; esac
@@ -184,7 +191,7 @@ forge_sandbox_plan() {
 # not <number>[k|m|g|t][i][b], is below 1 MiB or is not whole MiB.
 forge_size_mib() {
 	local out
-	out=$(jq -nr --arg v "$1" --arg key "$2" --arg stage size -f "$(forge_libsh_dir)/forge-plan.jq") ||
+	out=$(forge_plan_jq size -n --arg v "$1" --arg key "$2") ||
 		forge_die 70 "jq failed while reading a size"
 	case $out in
 	'S	'*) forge_size=${out#S	} ;;
