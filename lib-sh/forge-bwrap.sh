@@ -1,13 +1,14 @@
 # forge-bwrap.sh — the namespace backend (SPEC 4.5): the same sandbox as an
-# msb microVM, made with bubblewrap on hosts that cannot boot microVMs. The
-# mount plan (forge-mounts.sh) and the network policy (forge-sandbox.sh) are
-# the backend-neutral data; this file renders them as a bwrap argv and runs
-# the sandbox's lifecycle: a long-lived bwrap with forge-sandbox-init as
-# PID 1 serving exec requests on a unix socket in the state folder.
+# msb microVM, made with bubblewrap on hosts that cannot boot microVMs: its
+# lifecycle, a long-lived bwrap with forge-sandbox-init as PID 1 serving
+# exec requests on a unix socket in the state folder. Its renderer (the plan
+# as a bwrap argv) is forge-bwrap-render.sh, its limits forge-cgroup.sh, its
+# network forge-net.sh, its image's root filesystem forge-image.sh.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
-# --- choosing the backend ------------------------------------------------------
+# --- state folder and owner ----------------------------------------------------
 
 # forge_bwrap_state NAME: sets forge_bwrap_dir to the state folder of
 # namespace sandbox NAME, ${XDG_STATE_HOME:-$HOME/.local/state}/forge/bwrap/NAME
@@ -18,7 +19,8 @@ forge_bwrap_state() {
 	# forge-sandbox-init start), the seccomp filter, bwrap's JSON status.
 	forge_bwrap_init_path=/run/forge/sandbox-init forge_bwrap_home=/opt/forge
 	forge_bwrap_sock_fd=3 forge_bwrap_seccomp_fd=4 forge_bwrap_status_fd=5
-	forge_bwrap_root=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge/bwrap
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	forge_bwrap_root=$forge_xdg/forge/bwrap
 	forge_bwrap_dir=$forge_bwrap_root/$1
 }
 
@@ -26,7 +28,7 @@ forge_bwrap_state() {
 # state folder, a real directory).
 forge_bwrap_exists() {
 	forge_bwrap_state "$1"
-	[ -d "$forge_bwrap_dir" ] && [ ! -L "$forge_bwrap_dir" ]
+	forge_is_real_dir "$forge_bwrap_dir"
 }
 
 # forge_bwrap_owner ROOT: decides who the sandbox of the worktree at ROOT
@@ -38,17 +40,18 @@ forge_bwrap_exists() {
 # only the owner writes: ~owner/.local/state/forge/bwrap/NAME. Otherwise
 # forge_bwrap_data is the state folder itself.
 forge_bwrap_owner() {
+	local home ids
 	forge_bwrap_owner='' forge_bwrap_data=$forge_bwrap_dir
 	[ "$(id -u)" = 0 ] || return 0
-	forge_bo_ids=$(stat -c '%u:%g' -- "$1") || forge_die 69 "cannot stat $1"
-	case $forge_bo_ids in 0:*) return 0 ;; esac
-	forge_bwrap_owner=$forge_bo_ids
-	forge_bo_home=$(getent passwd "${forge_bo_ids%%:*}" | cut -d: -f6) || forge_bo_home=
-	case $forge_bo_home in
+	ids=$(stat -c '%u:%g' -- "$1") || forge_die 69 "cannot stat $1"
+	case $ids in 0:*) return 0 ;; esac
+	forge_bwrap_owner=$ids
+	home=$(getent passwd "${ids%%:*}" | cut -d: -f6) || home=
+	case $home in
 	/*) ;;
-	*) forge_die 69 "the worktree $1 belongs to uid ${forge_bo_ids%%:*}, which has no home folder: the sandbox would run as that user and keeps its folders there" ;;
+	*) forge_die 69 "the worktree $1 belongs to uid ${ids%%:*}, which has no home folder: the sandbox would run as that user and keeps its folders there" ;;
 	esac
-	forge_bwrap_data=$forge_bo_home/.local/state/forge/bwrap/${forge_bwrap_dir##*/}
+	forge_bwrap_data=$home/.local/state/forge/bwrap/${forge_bwrap_dir##*/}
 }
 
 # forge_bwrap_as_owner COMMAND...: runs COMMAND as forge_bwrap_owner (with
@@ -62,592 +65,19 @@ forge_bwrap_as_owner() {
 	fi
 }
 
-# forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
-# a user and a network namespace here, else to why not.
-forge_bwrap_probe() {
-	if ! command -v bwrap >/dev/null 2>&1; then
-		forge_bwrap_probe='bwrap (bubblewrap) is not installed'
-		return 0
-	fi
-	if forge_bwrap_probe_out=$(bwrap --unshare-user --unshare-net --ro-bind / / true 2>&1 </dev/null); then
-		forge_bwrap_probe=available
-	else
-		forge_bwrap_probe="bwrap cannot create user and network namespaces here: ${forge_bwrap_probe_out:-no message}"
-	fi
-}
-
-# forge_sandbox_backend [BACKEND]: sets forge_backend to msb or bwrap: BACKEND
-# when given (plan --backend), else sandbox.backend (forge_config_load
-# first). auto: msb when msb doctor says the host runs microVMs, else bwrap
-# when it works, else exit 69 naming both.
-forge_sandbox_backend() {
-	forge_backend=${1:-}
-	if [ -z "$forge_backend" ]; then
-		forge_backend=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
-		[ -n "$forge_backend" ] || forge_backend=auto
-	fi
-	case $forge_backend in
-	msb | bwrap) return 0 ;;
-	auto) ;;
-	*) forge_die 65 "configuration key sandbox.backend: '$forge_backend' is not auto, msb or bwrap" ;;
-	esac
-	forge_msb_doctor
-	if [ "$forge_msb_doctor" = available ]; then
-		forge_backend=msb
-		return 0
-	fi
-	forge_bwrap_probe
-	if [ "$forge_bwrap_probe" = available ]; then
-		forge_backend=bwrap
-		return 0
-	fi
-	forge_error "no sandbox backend works on this host:"
-	forge_error "  msb: $forge_msb_doctor (see forge-sandbox doctor)"
-	forge_error "  bwrap: $forge_bwrap_probe"
-	exit 69
-}
-
-# --- resources -----------------------------------------------------------------
-
-# forge_bwrap_cgroups NAME: sets forge_bwrap_cgroup_kind (v2, v1 or empty)
-# and forge_bwrap_cgroup_dirs, NAME's cgroup folders one per line (which
-# may not exist yet).
-forge_bwrap_cgroups() {
-	forge_bwrap_cgroup_kind='' forge_bwrap_cgroup_dirs=
-	forge_bcg_base=/sys/fs/cgroup
-	if [ -f "$forge_bcg_base/cgroup.controllers" ]; then
-		forge_bwrap_cgroup_kind=v2
-		forge_bwrap_cgroup_dirs=$forge_bcg_base/forge/$1'
-'
-	elif [ -d "$forge_bcg_base/memory" ]; then
-		forge_bwrap_cgroup_kind=v1
-		for forge_bcg_c in memory pids cpu; do
-			[ -d "$forge_bcg_base/$forge_bcg_c" ] &&
-				forge_bwrap_cgroup_dirs=$forge_bwrap_cgroup_dirs$forge_bcg_base/$forge_bcg_c/forge/$1'
-'
-		done
-	fi
-	return 0
-}
-
-# forge_bwrap_limits_possible: true when this process can make cgroups
-# (after forge_bwrap_cgroups); what doctor and up report.
-forge_bwrap_limits_possible() {
-	[ -n "$forge_bwrap_cgroup_kind" ] || return 1
-	forge_blp_dir=${forge_bwrap_cgroup_dirs%%'
-'*}
-	forge_blp_dir=${forge_blp_dir%/forge/*}
-	[ -w "$forge_blp_dir" ]
-}
-
-# forge_bwrap_write FILE VALUE: writes VALUE to the cgroup FILE.
-forge_bwrap_write() {
-	printf '%s\n' "$2" 2>/dev/null >"$1"
-}
-
-# forge_bwrap_limits_set NAME MEMORY CPUS: makes NAME's cgroups with the
-# memory limit MEMORY (msb size syntax: <n>g or <n>m), a CPU quota of CPUS
-# and a pids limit; sets forge_bwrap_join to their cgroup.procs files, one
-# per line. Warns and sets nothing when the host does not let it.
-forge_bwrap_limits_set() {
-	forge_bwrap_join=
-	forge_bwrap_cgroups "$1"
-	if ! forge_bwrap_limits_possible; then
-		forge_warn "no writable cgroup here (${forge_bwrap_cgroup_kind:-no cgroup filesystem}): $1 runs without its memory and cpu limits (CPU affinity only)"
-		return 0
-	fi
-	case $2 in
-	*g) forge_bls_bytes=$((${2%g} * 1073741824)) ;;
-	*) forge_bls_bytes=$((${2%m} * 1048576)) ;;
-	esac
-	forge_bls_rest=$forge_bwrap_cgroup_dirs
-	while [ -n "$forge_bls_rest" ]; do
-		forge_bls_dir=${forge_bls_rest%%'
-'*}
-		forge_bls_rest=${forge_bls_rest#*'
-'}
-		if ! mkdir -p -- "$forge_bls_dir" 2>/dev/null; then
-			forge_warn "cannot create the cgroup $forge_bls_dir: $1 runs without that limit"
-			continue
-		fi
-		forge_bls_ok=1
-		case $forge_bwrap_cgroup_kind/${forge_bls_dir%/forge/*} in
-		v2/*)
-			forge_bwrap_write "${forge_bls_dir%/*}/cgroup.subtree_control" '+memory +pids +cpu' || :
-			forge_bwrap_write "$forge_bls_dir/memory.max" "$forge_bls_bytes" || forge_bls_ok=
-			forge_bwrap_write "$forge_bls_dir/memory.swap.max" 0 || :
-			forge_bwrap_write "$forge_bls_dir/pids.max" 8192 || :
-			forge_bwrap_write "$forge_bls_dir/cpu.max" "$(($3 * 100000)) 100000" || :
-			;;
-		v1/*/memory)
-			forge_bwrap_write "$forge_bls_dir/memory.limit_in_bytes" "$forge_bls_bytes" || forge_bls_ok=
-			[ ! -f "$forge_bls_dir/memory.memsw.limit_in_bytes" ] ||
-				forge_bwrap_write "$forge_bls_dir/memory.memsw.limit_in_bytes" "$forge_bls_bytes" || :
-			;;
-		v1/*/pids) forge_bwrap_write "$forge_bls_dir/pids.max" 8192 || forge_bls_ok= ;;
-		v1/*/cpu)
-			forge_bwrap_write "$forge_bls_dir/cpu.cfs_period_us" 100000 &&
-				forge_bwrap_write "$forge_bls_dir/cpu.cfs_quota_us" "$(($3 * 100000))" || forge_bls_ok=
-			;;
-		esac
-		if [ -n "$forge_bls_ok" ]; then
-			forge_bwrap_join=$forge_bwrap_join$forge_bls_dir/cgroup.procs'
-'
-		else
-			forge_warn "cannot set the limit in $forge_bls_dir: $1 runs without it"
-		fi
-	done
-}
-
-# forge_bwrap_limits_remove NAME: removes NAME's (empty) cgroups.
-forge_bwrap_limits_remove() {
-	forge_bwrap_cgroups "$1"
-	forge_blr_rest=$forge_bwrap_cgroup_dirs
-	while [ -n "$forge_blr_rest" ]; do
-		forge_blr_dir=${forge_blr_rest%%'
-'*}
-		forge_blr_rest=${forge_blr_rest#*'
-'}
-		[ ! -d "$forge_blr_dir" ] || rmdir -- "$forge_blr_dir" 2>/dev/null || return 1
-	done
-	return 0
-}
-
-# --- the plan --------------------------------------------------------------------
-
-# forge_bwrap_add ARG...: appends ARGs to forge_bwrap_plan, one per line.
-forge_bwrap_add() {
-	for forge_ba_arg in "$@"; do
-		forge_bwrap_plan=$forge_bwrap_plan$forge_ba_arg'
-'
-	done
-}
-
-# forge_bwrap_rootfs_config: sets forge_bwrap_rootfs_kind (image or host)
-# from sandbox.bwrap.rootfs. Exits 65 on another value.
-forge_bwrap_rootfs_config() {
-	forge_bwrap_rootfs_kind=$(forge_config_get sandbox.bwrap.rootfs) ||
-		forge_die 70 "jq failed while reading sandbox.bwrap.rootfs"
-	case ${forge_bwrap_rootfs_kind:=image} in
-	image | host) ;;
-	*) forge_die 65 "configuration key sandbox.bwrap.rootfs: '$forge_bwrap_rootfs_kind' is not image or host" ;;
-	esac
-}
-
-# forge_bwrap_dest_inside ROOTFS DEST: true when every folder of DEST exists
-# in ROOTFS as a real directory (not a symlink), so a mount can go there
-# although ROOTFS is mounted read-only.
-forge_bwrap_dest_inside() {
-	forge_bdi_path=$1
-	forge_bdi_rest=${2#/}/
-	while [ -n "$forge_bdi_rest" ]; do
-		forge_bdi_path=$forge_bdi_path/${forge_bdi_rest%%/*}
-		forge_bdi_rest=${forge_bdi_rest#*/}
-		[ -d "$forge_bdi_path" ] && [ ! -L "$forge_bdi_path" ] || return 1
-	done
-}
-
-# forge_bwrap_render_image ROOTFS DESTS: the root filesystem from the
-# exported image at ROOTFS: each top-level entry read-only, except /proc,
-# /dev, /sys, /tmp, /run, and any folder a mount in DESTS (one path per
-# line) needs created that the image does not have (it stays empty).
-forge_bwrap_render_image() {
-	for forge_bri_e in "$1"/* "$1"/.[!.]*; do
-		[ -e "$forge_bri_e" ] || [ -L "$forge_bri_e" ] || continue
-		forge_bri_top=/${forge_bri_e##*/}
-		case $forge_bri_top in /proc | /dev | /sys | /tmp | /run) continue ;; esac
-		case $forge_bri_top in *'
-'*) continue ;; esac
-		if [ -L "$forge_bri_e" ]; then
-			forge_bwrap_add --symlink "$(readlink -- "$forge_bri_e")" "$forge_bri_top"
-			continue
-		fi
-		forge_bri_ok=1
-		forge_bri_rest=$2
-		while [ -n "$forge_bri_rest" ]; do
-			forge_bri_d=${forge_bri_rest%%'
-'*}
-			forge_bri_rest=${forge_bri_rest#*'
-'}
-			if forge_path_within "$forge_bri_d" "$forge_bri_top" && ! forge_bwrap_dest_inside "$1" "$forge_bri_d"; then
-				forge_warn "the image's $forge_bri_top is not mounted: $forge_bri_d must be created in it"
-				forge_bri_ok=
-				break
-			fi
-		done
-		[ -z "$forge_bri_ok" ] || forge_bwrap_add --ro-bind "$forge_bri_e" "$forge_bri_top"
-	done
-}
-
-# forge_bwrap_render_host STATE: the root filesystem from the host: /usr,
-# /bin, /lib* read-only, a curated /etc (no shadow, gshadow, sudoers, ssh
-# keys, machine secrets) with the sandbox's own passwd and group from STATE.
-forge_bwrap_render_host() {
-	for forge_brh_e in /usr /bin /lib /lib32 /lib64 /libx32; do
-		if [ -L "$forge_brh_e" ]; then
-			forge_bwrap_add --symlink "$(readlink -- "$forge_brh_e")" "$forge_brh_e"
-		elif [ -d "$forge_brh_e" ]; then
-			forge_bwrap_add --ro-bind "$forge_brh_e" "$forge_brh_e"
-		fi
-	done
-	# /etc/ssl/private (host TLS keys) stays out: a root invoker's uid 1000 could read it.
-	for forge_brh_e in hosts resolv.conf nsswitch.conf host.conf ssl/certs ssl/openssl.cnf ca-certificates ca-certificates.conf \
-		alternatives ld.so.cache ld.so.conf ld.so.conf.d localtime timezone mime.types \
-		bash.bashrc profile inputrc environment; do
-		[ -e "/etc/$forge_brh_e" ] && forge_bwrap_add --ro-bind "/etc/$forge_brh_e" "/etc/$forge_brh_e"
-	done
-	forge_bwrap_add --ro-bind "$1/etc/passwd" /etc/passwd --ro-bind "$1/etc/group" /etc/group
-}
-
-# forge_bwrap_render_proc DATA: /proc, the sandbox's own (its PID
-# namespace), without what trusts uid 0. For a root invoker uid 1000 inside
-# is host uid 0 (without a capability), and the kernel lets the owner of a
-# /proc file write it: core_pattern alone runs a program as host root. So
-# the kernel's tunables and triggers (/proc/sys, sysrq-trigger, irq, bus)
-# are read-only, bound from the host's /proc (a bind takes a host path; what
-# they show is the reader's namespaces'), since bwrap covers irq and bus
-# only where it can write them and /proc/sys never. Masked (an empty
-# read-only folder or file of DATA): what container runtimes mask (acpi,
-# asound, scsi, fs, kcore, keys, timer_list, timer_stats, latency_stats,
-# sched_debug, interrupts), kmsg, and every other file at the top of /proc
-# that the kernel reserves to root: not readable by all, or writable.
-forge_bwrap_render_proc() {
-	forge_bwrap_add --proc /proc
-	for forge_brp_name in sys sysrq-trigger irq bus; do
-		[ ! -e "/proc/$forge_brp_name" ] || forge_bwrap_add --ro-bind "/proc/$forge_brp_name" "/proc/$forge_brp_name"
-	done
-	for forge_brp_name in acpi asound scsi fs; do
-		[ ! -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
-			forge_bwrap_add --ro-bind "$1/empty" "/proc/$forge_brp_name"
-	done
-	# Not -type f: a host's /proc may mask a file with a device (the sandbox's is a file).
-	forge_brp_list=$(find /proc -mindepth 1 -maxdepth 1 ! -type d ! -type l \( ! -perm -o+r -o -perm -u+w \) -print 2>/dev/null) || :
-	for forge_brp_name in kcore keys timer_list timer_stats latency_stats sched_debug interrupts kmsg; do
-		[ ! -e "/proc/$forge_brp_name" ] || [ -d "/proc/$forge_brp_name" ] || [ -L "/proc/$forge_brp_name" ] ||
-			forge_brp_list=/proc/$forge_brp_name'
-'$forge_brp_list
-	done
-	forge_brp_seen='
-'
-	while [ -n "$forge_brp_list" ]; do
-		forge_brp_e=${forge_brp_list%%'
-'*}
-		forge_brp_list=${forge_brp_list#"$forge_brp_e"}
-		forge_brp_list=${forge_brp_list#'
-'}
-		# Once each; what is read-only already stays so; a process (a number:
-		# one that ended while find looked at it) is the host's, not the sandbox's.
-		case $forge_brp_e in
-		/proc/sys | /proc/sysrq-trigger | /proc/irq | /proc/bus | /proc/[0-9]* | /proc/*/* | /proc/*[!A-Za-z0-9_.-]*) continue ;;
-		/proc/?*) ;;
-		*) continue ;;
-		esac
-		case $forge_brp_seen in *"
-$forge_brp_e
-"*) continue ;; esac
-		forge_brp_seen=$forge_brp_seen$forge_brp_e'
-'
-		forge_bwrap_add --ro-bind "$1/etc/empty" "$forge_brp_e"
-	done
-}
-
-# forge_bwrap_render ROOT NAME [create]: renders the plan (forge_sandbox_plan ROOT
-# NAME first) as the bwrap argv in forge_bwrap_plan, one argument per line,
-# "bwrap" first. Sets forge_bwrap_rootfs (the image's exported folder, for
-# rootfs image), forge_bwrap_env_names and forge_bwrap_netmode (none: only
-# lo; restricted or open: what forge-net.sh is to start).
-forge_bwrap_render() {
-	forge_bwrap_state "$2"
-	forge_bwrap_owner "$1"
-	forge_bwrap_rootfs_config
-	if [ -n "$forge_bwrap_owner" ] && [ "$forge_bwrap_rootfs_kind" = image ]; then
-		forge_die 69 "root starting the sandbox of another user's worktree ($1, owned by $forge_bwrap_owner): only sandbox.bwrap.rootfs \"host\" is supported, since the image's root filesystem sits in root's cache"
-	fi
-	forge_helper_path forge-sandbox-init
-	forge_bwrap_init=$forge_helper
-	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
-	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
-	forge_br_common=$forge_canon
-
-	# Every place a mount goes, so the image's folders are left where one must be made.
-	forge_br_dests=$forge_bwrap_home'
-'
-	[ -z "${forge_mounts_project_held:-}" ] || forge_br_dests=$forge_br_dests$forge_mounts_project_held'
-'
-	forge_br_rest=$forge_mounts
-	while [ -n "$forge_br_rest" ]; do
-		forge_br_line=${forge_br_rest%%'
-'*}
-		forge_br_rest=${forge_br_rest#*'
-'}
-		forge_br_dests=$forge_br_dests${forge_br_line#* }'
-'
-	done
-
-	forge_bwrap_plan=
-	forge_bwrap_add bwrap --unshare-user --uid 1000 --gid 1000 --unshare-pid --unshare-ipc --unshare-uts \
-		--unshare-net --unshare-cgroup-try --hostname "$2" --disable-userns --as-pid-1 --new-session \
-		--seccomp "$forge_bwrap_seccomp_fd" --json-status-fd "$forge_bwrap_status_fd"
-	forge_bwrap_rootfs=
-	if [ "$forge_bwrap_rootfs_kind" = host ]; then
-		forge_bwrap_render_host "$forge_bwrap_data"
-	else
-		forge_bwrap_image_rootfs "$forge_sandbox_image" "${3:-}"
-		[ -z "$forge_bwrap_rootfs" ] || forge_bwrap_render_image "$forge_bwrap_rootfs" "$forge_br_dests"
-	fi
-	forge_bwrap_render_proc "$forge_bwrap_data"
-	forge_bwrap_add --dev /dev --tmpfs /run \
-		--bind "$forge_bwrap_data/tmp" /tmp \
-		--bind "$forge_bwrap_data/home" "$forge_bwrap_home" \
-		--bind "$forge_bwrap_data/cache" "$forge_bwrap_home/.cache"
-
-	# The project read-only around its read-write git dir, which msb cannot
-	# do (the plan holds it back for a backend that can); then the mount
-	# plan, at identical paths, in its order (read-only inside read-write).
-	[ -z "${forge_mounts_project_held:-}" ] ||
-		forge_bwrap_add --ro-bind "$forge_mounts_project_held" "$forge_mounts_project_held"
-	forge_br_rest=$forge_mounts forge_br_done=
-	while [ -n "$forge_br_rest" ]; do
-		forge_br_line=${forge_br_rest%%'
-'*}
-		forge_br_rest=${forge_br_rest#*'
-'}
-		forge_br_path=${forge_br_line#* }
-		if [ "${forge_br_line%% *}" = ro ]; then
-			forge_bwrap_pin_parents "$forge_br_path" "$forge_br_done"
-			forge_bwrap_add --ro-bind "$forge_br_path" "$forge_br_path"
-		else
-			forge_bwrap_add --bind "$forge_br_path" "$forge_br_path"
-		fi
-		forge_br_done=$forge_br_done$forge_br_line'
-'
-	done
-	# Beyond msb: what makes the host's git run code, read-only (below).
-	forge_bwrap_render_git "$1" "$forge_br_common"
-	forge_bwrap_add --ro-bind "$forge_bwrap_init" "$forge_bwrap_init_path"
-
-	# The environment: the image's, then forge's own.
-	forge_bwrap_add --clearenv
-	if [ -n "$forge_bwrap_rootfs" ] && [ -f "$forge_bwrap_rootfs.env" ]; then
-		while IFS= read -r forge_br_env || [ -n "$forge_br_env" ]; do
-			case $forge_br_env in
-			[A-Za-z_]*=*) forge_bwrap_add --setenv "${forge_br_env%%=*}" "${forge_br_env#*=}" ;;
-			esac
-		done <"$forge_bwrap_rootfs.env"
-	else
-		forge_bwrap_add --setenv PATH /usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			--setenv LANG C.UTF-8
-	fi
-	forge_bwrap_add --setenv HOME "$forge_bwrap_home" --setenv USER agent --setenv LOGNAME agent \
-		--setenv XDG_CACHE_HOME "$forge_bwrap_home/.cache" --setenv TMPDIR /tmp \
-		--setenv FORGE_SANDBOX_BACKEND bwrap
-	# The network (forge-net.sh): what the sandbox must see of it at start.
-	forge_net_mode "$forge_sandbox_egress" "$forge_sandbox_secrets"
-	forge_bwrap_netmode=$forge_net_mode
-	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"
-	forge_bwrap_add --chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
-
-	# sandbox.network.env names: their values travel with each exec.
-	forge_bwrap_env_names=
-	forge_br_rest=$forge_sp_env
-	while [ -n "$forge_br_rest" ]; do
-		forge_br_line=${forge_br_rest%%'
-'*}
-		forge_br_rest=${forge_br_rest#*'
-'}
-		[ "$forge_br_line" = -e ] && continue
-		# Under an allow-list the proxy variables are forge's, set inside.
-		case $forge_bwrap_netmode/$forge_br_line in
-		restricted/[Hh][Tt][Tt][Pp]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Hh][Tt][Tt][Pp][Ss]_[Pp][Rr][Oo][Xx][Yy] | \
-			restricted/[Aa][Ll][Ll]_[Pp][Rr][Oo][Xx][Yy] | restricted/[Nn][Oo]_[Pp][Rr][Oo][Xx][Yy])
-			forge_warn "sandbox.network.env: $forge_br_line is not passed on: under an allow-list forge sets it inside"
-			continue
-			;;
-		esac
-		forge_bwrap_env_names=$forge_bwrap_env_names$forge_br_line'
-'
-	done
-}
-
-# forge_bwrap_pin_parents PATH MOUNTS: PATH is mounted read-only; when the
-# nearest of MOUNTS (the plan's lines so far, "rw PATH"/"ro PATH") that holds
-# it is read-write, every folder between the two becomes a mount point of
-# its own (bound onto itself), so the sandbox cannot rename one away and put
-# a folder of its making in PATH's place (a core.hooksPath of .husky/_ in
-# the worktree: a renamed .husky would leave a writable .husky/_ behind).
-# Exits 73 when one of them is a symbolic link.
-forge_bwrap_pin_parents() {
-	forge_bpp_near='' forge_bpp_flag=''
-	forge_bpp_rest=$2
-	while [ -n "$forge_bpp_rest" ]; do
-		forge_bpp_line=${forge_bpp_rest%%'
-'*}
-		forge_bpp_rest=${forge_bpp_rest#*'
-'}
-		forge_bpp_p=${forge_bpp_line#* }
-		if [ "$forge_bpp_p" = "$1" ] || ! forge_path_within "$1" "$forge_bpp_p" ||
-			[ "${#forge_bpp_p}" -lt "${#forge_bpp_near}" ]; then
-			continue
-		fi
-		forge_bpp_near=$forge_bpp_p forge_bpp_flag=${forge_bpp_line%% *}
-	done
-	[ "$forge_bpp_flag" = rw ] || return 0
-	forge_bpp_tail=${1#"$forge_bpp_near"/}
-	forge_bpp_dir=$forge_bpp_near
-	while :; do
-		case $forge_bpp_tail in */*) ;; *) return 0 ;; esac
-		forge_bpp_dir=$forge_bpp_dir/${forge_bpp_tail%%/*}
-		forge_bpp_tail=${forge_bpp_tail#*/}
-		if [ -L "$forge_bpp_dir" ] || [ ! -d "$forge_bpp_dir" ]; then
-			forge_die 73 "cannot protect $1: $forge_bpp_dir on the way to it is not a folder (refusing to mount it)"
-		fi
-		forge_bwrap_add --bind "$forge_bpp_dir" "$forge_bpp_dir"
-	done
-}
-
-# forge_bwrap_git_dir DIR [ext]: DIR, the worktree's own git dir when it is
-# a linked worktree's (COMMON/worktrees/NAME, read-write in the plan, inside
-# the read-only common dir): what tells the host's git where the common dir
-# is and which config to read is read-only in it: commondir, gitdir and
-# config.worktree (read by git once extensions.worktreeConfig is on, which
-# the host's own git sets, e.g. with sparse-checkout, while the sandbox
-# runs). A missing config.worktree is the one listed file forge
-# makes (empty, as the mount point of an empty read-only one): git reads an
-# empty one as no setting, and nothing else keeps the sandbox from creating
-# one in a folder it must write (its index and HEAD are there).
-forge_bwrap_git_dir() {
-	for forge_bgd_f in commondir gitdir config.worktree; do
-		if [ -L "$1/$forge_bgd_f" ] || { [ -e "$1/$forge_bgd_f" ] && [ ! -f "$1/$forge_bgd_f" ]; }; then
-			forge_die 73 "cannot protect $1/$forge_bgd_f: it is not a regular file (refusing to mount it)"
-		elif [ -f "$1/$forge_bgd_f" ]; then
-			forge_bwrap_add --ro-bind "$1/$forge_bgd_f" "$1/$forge_bgd_f"
-		elif [ "$forge_bgd_f" = config.worktree ]; then
-			forge_bwrap_add --ro-bind "$forge_bwrap_data/etc/empty" "$1/$forge_bgd_f"
-		fi
-	done
-}
-
-# forge_bwrap_render_git ROOT COMMON: the host's git runs what a git
-# dir's config names (core.hooksPath, core.fsmonitor, filters, ...), its
-# hooks, reads the object stores its alternates list and follows its
-# commondir file and a worktree's .git file. The plan (forge_mounts_git)
-# mounts the root of the common dir COMMON read-only, and with it every git
-# dir inside (other worktrees', submodules' under modules/), with only
-# objects/, refs/, logs/ and the worktree's own git dir read-write; here,
-# the files in that git dir that must stay read-only, and the .git of the
-# worktree ROOT and of its submodules' checkouts: a file is made read-only
-# (its gitdir: line), a folder (a submodule's own git dir) gets the
-# common dir's rule. A symbolic link where one of those files or folders
-# is (the host's git would follow it into a writable mount) exits 73; a
-# path with a newline (the plan cannot carry it) 65.
-forge_bwrap_render_git() {
-	for forge_brg_f in config config.worktree objects/info/alternates objects/info/http-alternates \
-		info info/attributes worktrees modules; do
-		[ ! -L "$2/$forge_brg_f" ] ||
-			forge_die 73 "cannot protect $2/$forge_brg_f: it is a symbolic link (refusing to mount it)"
-	done
-	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
-	if [ "$forge_git_dir" != "$2" ]; then
-		forge_brg_ext=
-		[ "$(forge_git --git-dir="$2" config --file "$2/config" --bool extensions.worktreeConfig 2>/dev/null)" != true ] ||
-			forge_brg_ext=ext
-		forge_bwrap_git_dir "$forge_git_dir" "$forge_brg_ext"
-	fi
-	forge_brg_list=$(forge_git -C "$1" ls-files --stage -z | tr '\n\0' '\001\n' | sed -n 's/^160000 [0-9a-f]* [0-9]	//p') ||
-		forge_die 69 "cannot list the submodules of $1"
-	forge_brg_list=.'
-'$forge_brg_list'
-'
-	while [ -n "$forge_brg_list" ]; do
-		forge_brg_d=${forge_brg_list%%'
-'*}
-		forge_brg_list=${forge_brg_list#*'
-'}
-		[ -n "$forge_brg_d" ] || continue
-		case $forge_brg_d in *"$(printf '\001')"*) forge_die 65 "cannot protect a submodule of $1: its path contains a newline" ;; esac
-		forge_brg_g=$1/$forge_brg_d/.git
-		[ "$forge_brg_d" != . ] || forge_brg_g=$1/.git
-		if [ -L "$forge_brg_g" ]; then
-			forge_die 73 "cannot protect $forge_brg_g: it is a symbolic link (refusing to mount it)"
-		elif [ -f "$forge_brg_g" ]; then
-			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
-		elif [ -d "$forge_brg_g" ] && [ "$forge_brg_g" != "$2" ]; then
-			forge_bwrap_add --ro-bind "$forge_brg_g" "$forge_brg_g"
-			for forge_brg_f in objects refs logs reftable; do
-				[ -d "$forge_brg_g/$forge_brg_f" ] && [ ! -L "$forge_brg_g/$forge_brg_f" ] &&
-					forge_bwrap_add --bind "$forge_brg_g/$forge_brg_f" "$forge_brg_g/$forge_brg_f"
-			done
-			[ ! -d "$forge_brg_g/objects/info" ] || [ -L "$forge_brg_g/objects/info" ] ||
-				forge_bwrap_add --ro-bind "$forge_brg_g/objects/info" "$forge_brg_g/objects/info"
-		fi
-	done
-}
-
-# --- the root filesystem of an image ------------------------------------------
-
-# forge_bwrap_image_rootfs IMAGE [create]: sets forge_bwrap_rootfs to IMAGE
-# exported from the local Docker image store into the cache, keyed by image
-# ID: ${XDG_CACHE_HOME:-$HOME/.cache}/forge/rootfs/<id>/, with <id>.env
-# holding its ENV (docker export drops it). With create, exports it when
-# missing, and exits 69 when docker or the image is missing; without (plan),
-# nothing is run but docker image inspect, and forge_bwrap_rootfs stays
-# empty, with a warning, when the image is not exported yet.
-forge_bwrap_image_rootfs() {
-	forge_bwrap_rootfs=
-	forge_bir_why=
-	if ! command -v docker >/dev/null 2>&1; then
-		forge_bir_why="docker not found: sandbox.bwrap.rootfs \"image\" takes the image from Docker (or set it to \"host\")"
-	elif ! forge_bir_id=$(docker image inspect --format '{{.Id}}' -- "$1" 2>/dev/null); then
-		forge_bir_why="image $1 is not in the local Docker image store (is dockerd running?); build it with: forge-sandbox build-image --tag $1, or set sandbox.bwrap.rootfs to \"host\""
-	fi
-	if [ -n "$forge_bir_why" ]; then
-		[ "${2:-}" = create ] && forge_die 69 "$forge_bir_why"
-		forge_warn "$forge_bir_why; the root filesystem is left out of this plan"
-		return 0
-	fi
-	forge_bir_id=${forge_bir_id#sha256:}
-	case $forge_bir_id in '' | *[!0-9a-f]*) forge_die 69 "docker gave an unexpected image ID for $1" ;; esac
-	forge_bir_cache=${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/forge/rootfs
-	forge_bwrap_rootfs=$forge_bir_cache/$forge_bir_id
-	[ ! -d "$forge_bwrap_rootfs" ] || [ -L "$forge_bwrap_rootfs" ] || return 0
-	if [ "${2:-}" != create ]; then
-		forge_warn "image $1 is not exported yet (forge-sandbox up does it): its folders are left out of this plan"
-		forge_bwrap_rootfs=
-		return 0
-	fi
-	mkdir -p -- "$forge_bir_cache" || forge_die 73 "cannot create $forge_bir_cache"
-	forge_say "exporting $1 into $forge_bwrap_rootfs"
-	forge_bir_tmp=$(mktemp -d "$forge_bir_cache/.export.XXXXXX") || forge_die 73 "cannot create a folder in $forge_bir_cache"
-	docker image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' -- "$1" >"$forge_bir_tmp.env" ||
-		{ forge_rm_tree "$forge_bir_tmp"; forge_die 69 "docker image inspect failed for $1"; }
-	# A placeholder command: export needs a container, and an image may have no CMD.
-	forge_bir_cid=$(docker create -- "$1" forge-rootfs-export 2>/dev/null) ||
-		{ forge_rm_tree "$forge_bir_tmp"; rm -f -- "$forge_bir_tmp.env"; forge_die 69 "docker create failed for $1"; }
-	forge_bir_ok=0
-	docker export -- "$forge_bir_cid" | tar -x -C "$forge_bir_tmp" --no-same-owner --exclude='dev/*' ||
-		forge_bir_ok=1
-	docker rm -- "$forge_bir_cid" >/dev/null 2>&1 || forge_warn "cannot remove the container $forge_bir_cid"
-	if [ "$forge_bir_ok" != 0 ]; then
-		forge_rm_tree "$forge_bir_tmp"
-		rm -f -- "$forge_bir_tmp.env"
-		forge_die 69 "docker export of $1 failed"
-	fi
-	{ mv -f -- "$forge_bir_tmp.env" "$forge_bwrap_rootfs.env" &&
-		mv -- "$forge_bir_tmp" "$forge_bwrap_rootfs"; } || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
-}
-
 # --- lifecycle ----------------------------------------------------------------------
 
 # forge_bwrap_running NAME: true when NAME's PID-namespace init runs; sets
 # forge_bwrap_pid to it (the pid and start time recorded at up must match).
 forge_bwrap_running() {
+	local start
 	forge_bwrap_state "$1"
 	forge_bwrap_pid=
 	[ -f "$forge_bwrap_dir/pid" ] || return 1
-	read -r forge_brn_pid forge_brn_start <"$forge_bwrap_dir/pid" 2>/dev/null || return 1
+	read -r forge_brn_pid start <"$forge_bwrap_dir/pid" 2>/dev/null || return 1
 	forge_is_uint "$forge_brn_pid" || return 1
 	forge_proc_start "$forge_brn_pid"
-	[ -n "$forge_proc_start" ] && [ "$forge_proc_start" = "$forge_brn_start" ] || return 1
+	[ -n "$forge_proc_start" ] && [ "$forge_proc_start" = "$start" ] || return 1
 	forge_bwrap_pid=$forge_brn_pid
 }
 
@@ -719,7 +149,7 @@ forge_bwrap_up() {
 	else
 		printf '%s\n' "$forge_sandbox_image" >"$forge_bwrap_dir/image"
 	fi || forge_die 73 "cannot write $forge_bwrap_dir/image"
-	forge_bwrap_limits_set "$2" "$forge_sp_memory" "$forge_sp_cpus"
+	forge_bwrap_limits_set "$2" "$forge_sandbox_memory_mib" "$forge_sandbox_cpus"
 	forge_sandbox_register "$2" "$1" bwrap
 	forge_sandbox_record_create "$1" "$2"
 	forge_bwrap_start "$1" "$2"
@@ -730,36 +160,37 @@ forge_bwrap_up() {
 # the seccomp filter and the cgroups, waits for its init and checks that an
 # exec works (internal to forge_bwrap_up).
 forge_bwrap_start() {
-	forge_bs_root=$1 forge_bs_name=$2
+	local ca name pid rest root shell tries
+	root=$1 name=$2
 	forge_helper_path forge-seccomp
 	"$forge_helper" >"$forge_bwrap_dir/seccomp.bpf" || forge_die 70 "forge-seccomp failed"
 	printf '%s' "$forge_bwrap_env_names" >"$forge_bwrap_dir/env" || forge_die 73 "cannot write $forge_bwrap_dir/env"
 	# Egress first: the proxy's socket must exist for bwrap to mount it.
 	if [ "$forge_bwrap_rootfs_kind" = host ]; then
-		forge_bs_ca=/etc/ssl/certs/ca-certificates.crt
+		ca=/etc/ssl/certs/ca-certificates.crt
 	else
-		forge_bs_ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
+		ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
 	fi
-	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress" "$forge_sandbox_secrets" "$forge_bs_ca" "$forge_bwrap_data"
+	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress_mode" "$forge_sandbox_egress_hosts" "$forge_sandbox_secrets" "$ca" "$forge_bwrap_data"
 	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid"
 	: >"$forge_bwrap_dir/log"
 
 	set -- "$forge_bwrap_init" start
-	forge_bs_rest=$forge_bwrap_join
-	while [ -n "$forge_bs_rest" ]; do
-		set -- "$@" --cgroup "${forge_bs_rest%%'
+	rest=$forge_bwrap_join
+	while [ -n "$rest" ]; do
+		set -- "$@" --cgroup "${rest%%'
 '*}"
-		forge_bs_rest=${forge_bs_rest#*'
+		rest=${rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sp_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
+	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
 	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
-	forge_bs_rest=$forge_bwrap_plan
-	while [ -n "$forge_bs_rest" ]; do
-		set -- "$@" "${forge_bs_rest%%'
+	rest=$forge_bwrap_plan
+	while [ -n "$rest" ]; do
+		set -- "$@" "${rest%%'
 '*}"
-		forge_bs_rest=${forge_bs_rest#*'
+		rest=${rest#*'
 '}
 	done
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
@@ -767,39 +198,39 @@ forge_bwrap_start() {
 	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
-	forge_bs_tries=0
-	forge_bs_pid=
-	while [ "$forge_bs_tries" -lt 200 ]; do
-		forge_bs_pid=$(sed -n 's/.*"child-pid": *\([0-9][0-9]*\).*/\1/p' "$forge_bwrap_dir/status.json" 2>/dev/null | head -n 1)
-		[ -z "$forge_bs_pid" ] || break
+	tries=0
+	pid=
+	while [ "$tries" -lt 200 ]; do
+		pid=$(sed -n 's/.*"child-pid": *\([0-9][0-9]*\).*/\1/p' "$forge_bwrap_dir/status.json" 2>/dev/null | head -n 1)
+		[ -z "$pid" ] || break
 		kill -0 "$!" 2>/dev/null || break
 		sleep 0.05
-		forge_bs_tries=$((forge_bs_tries + 1))
+		tries=$((tries + 1))
 	done
-	if [ -z "$forge_bs_pid" ]; then
-		forge_error "bwrap did not start $forge_bs_name:"
+	if [ -z "$pid" ]; then
+		forge_error "bwrap did not start $name:"
 		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
 		kill -KILL "$!" 2>/dev/null || :
 		exit 69
 	fi
-	forge_proc_start "$forge_bs_pid"
-	printf '%s %s\n' "$forge_bs_pid" "$forge_proc_start" >"$forge_bwrap_dir/pid" ||
+	forge_proc_start "$pid"
+	printf '%s %s\n' "$pid" "$forge_proc_start" >"$forge_bwrap_dir/pid" ||
 		forge_die 73 "cannot write $forge_bwrap_dir/pid"
-	forge_bwrap_pid=$forge_bs_pid
+	forge_bwrap_pid=$pid
 	forge_helper_path forge-shell
-	forge_bs_shell=$forge_helper
+	shell=$forge_helper
 	forge_helper_path forge-timeout
 	# The probe runs where the sandbox surely has the folder (the worktree)
 	# and runs forge's own init binary (--version): never a program of the
 	# image, which may have no shell and no true (distroless).
-	if ! (cd "$forge_bs_root" && FORGE_SANDBOX_CONTAINER=$forge_bs_name exec "$forge_helper" -k 2 30 \
-		"$forge_bs_shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
-		forge_error "$forge_bs_name started but does not run commands:"
+	if ! (cd "$root" && FORGE_SANDBOX_CONTAINER=$name exec "$forge_helper" -k 2 30 \
+		"$shell" --exec "$forge_bwrap_init_path" --version </dev/null >/dev/null); then
+		forge_error "$name started but does not run commands:"
 		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
-		forge_bwrap_stop "$forge_bs_name"
+		forge_bwrap_stop "$name"
 		exit 69
 	fi
-	forge_bwrap_net_hook "$forge_bs_name"
+	forge_bwrap_net_hook "$name"
 }
 
 # forge_bwrap_net_hook NAME: egress for NAME once it runs (forge_bwrap_pid
@@ -807,9 +238,10 @@ forge_bwrap_start() {
 # and nft for open egress. A sandbox whose egress cannot be set up is
 # stopped: never left running with other rules than configured.
 forge_bwrap_net_hook() {
-	forge_bnh_rc=0
-	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode" || forge_bnh_rc=$?
-	[ "$forge_bnh_rc" -ne 0 ] || return 0
+	local rc
+	rc=0
+	forge_net_bwrap_start "$1" "$forge_bwrap_pid" "$forge_bwrap_dir" "$forge_bwrap_netmode" || rc=$?
+	[ "$rc" -ne 0 ] || return 0
 	forge_error "$1 started but its egress ($forge_bwrap_netmode) could not be set up:"
 	tail -n 5 "$forge_bwrap_dir/log" "$forge_bwrap_dir/slirp.log" 2>/dev/null | forge_printable_lines '    ' >&2
 	forge_bwrap_stop "$1"
@@ -819,28 +251,29 @@ forge_bwrap_net_hook() {
 # forge_bwrap_stop NAME: kills everything of NAME (SIGKILL to its
 # PID-namespace init ends every process in it) and waits until it is gone.
 forge_bwrap_stop() {
+	local tries
 	forge_bwrap_running "$1" || {
 		forge_net_bwrap_stop "$forge_bwrap_dir"
 		forge_bwrap_limits_remove "$1" || :
 		return 0
 	}
 	kill -KILL "$forge_bwrap_pid" 2>/dev/null || :
-	forge_bst_tries=0
-	while [ -d "/proc/$forge_bwrap_pid" ] && [ "$forge_bst_tries" -lt 200 ]; do
+	tries=0
+	while [ -d "/proc/$forge_bwrap_pid" ] && [ "$tries" -lt 200 ]; do
 		forge_proc_start "$forge_bwrap_pid"
 		[ -n "$forge_proc_start" ] || break
 		sleep 0.05
-		forge_bst_tries=$((forge_bst_tries + 1))
+		tries=$((tries + 1))
 	done
 	# The cgroup empties once the namespace's processes are reaped.
-	forge_bst_tries=0
+	tries=0
 	until forge_bwrap_limits_remove "$1"; do
-		if [ "$forge_bst_tries" -ge 40 ]; then
+		if [ "$tries" -ge 40 ]; then
 			forge_warn "cannot remove the cgroups of $1"
 			break
 		fi
 		sleep 0.05
-		forge_bst_tries=$((forge_bst_tries + 1))
+		tries=$((tries + 1))
 	done
 	forge_net_bwrap_stop "$forge_bwrap_dir"
 	rm -f -- "$forge_bwrap_dir/pid" "$forge_bwrap_dir/exec.sock"
@@ -870,103 +303,32 @@ forge_bwrap_names() {
 	forge_bwrap_state x
 	forge_bwrap_names=
 	for forge_bn in "$forge_bwrap_root"/forge-*; do
-		{ [ -d "$forge_bn" ] && [ ! -L "$forge_bn" ]; } || continue
+		forge_is_real_dir "$forge_bn" || continue
 		forge_bwrap_names=$forge_bwrap_names${forge_bn##*/}'
 '
 	done
 }
 
-# --- doctor -----------------------------------------------------------------------
-
-# forge_sandbox_doctor: reports both backends (msb's verdict as before; the
-# namespace backend with how its limits are set) and exits: 0 when the
-# backend sandbox.backend selects is available (auto: either), else 69 (75
-# when msb is selected and its doctor gave no answer). Reads the
-# configuration of the worktree in the current directory, if any.
-forge_sandbox_doctor() {
-	forge_sd_root=
-	! forge_sandbox_locate . 2>/dev/null || forge_sd_root=$forge_sandbox_root
-	forge_config_load "$forge_sd_root"
-	forge_sd_want=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
-	case ${forge_sd_want:=auto} in
-	auto | msb | bwrap) ;;
-	*) forge_die 65 "configuration key sandbox.backend: '$forge_sd_want' is not auto, msb or bwrap" ;;
-	esac
-	forge_msb_doctor
-	if [ "$forge_msb_doctor" = available ]; then
-		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
-	elif [ "$forge_sd_want" = msb ]; then
-		forge_msb_doctor_report
-	else
-		# Not the selected backend: its state is information, not an error.
-		forge_sandbox_doctor_msb_note
-	fi
-	# The namespace backend's report goes to stderr, beside msb's.
-	forge_bwrap_probe
-	forge_bwrap_cgroups forge-doctor
-	if forge_bwrap_limits_possible; then
-		forge_sd_limits="memory and cpu limits through cgroup $forge_bwrap_cgroup_kind, plus CPU affinity"
-	else
-		forge_sd_limits="no writable cgroup (${forge_bwrap_cgroup_kind:-none found}): CPU affinity only, no memory limit"
-	fi
-	if [ "$forge_bwrap_probe" = available ]; then
-		forge_say "bwrap: available: namespace sandboxes work on this host; $forge_sd_limits"
-	else
-		forge_say "bwrap: unavailable: $forge_bwrap_probe"
-	fi
-	if ! forge_net_open_check; then
-		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox with open egress and no secrets (an allow-list, or secrets, go through forge's proxy and work)"
-	else
-		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"
-	fi
-	forge_say "sandbox.backend: $forge_sd_want"
-	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
-	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
-	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
-	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
-	msb/*) forge_say "selected: none: sandbox.backend is msb, which cannot run here" ;;
-	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
-	*) forge_say "selected: none: neither backend can run here" ;;
-	esac
-	case $forge_sd_want/$forge_msb_doctor/$forge_bwrap_probe in
-	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
-	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
-	esac
-	exit 69
-}
-
-# forge_sandbox_doctor_msb_note: msb's state when it is not the selected
-# backend, as plain information on stderr (its doctor's lines indented).
-forge_sandbox_doctor_msb_note() {
-	case $forge_msb_doctor in
-	missing) forge_say "msb: not installed (FORGE_MSB unset or not executable, no msb on PATH)" ;;
-	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
-	*)
-		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
-		printf '%s\n' "$forge_msb_doctor_said" | forge_printable_lines '    ' >&2
-		;;
-	esac
-}
-
-# --- ls and prune ---------------------------------------------------------------
+# --- ls ------------------------------------------------------------------------
 
 # forge_bwrap_list: sets forge_bwrap_names (forge_bwrap_names) and
 # forge_bwrap_ls_json, a JSON array of {name, backend, status, image,
 # created_at} with status running or stopped.
 forge_bwrap_list() {
+	local name rest status
 	forge_bwrap_names
 	set --
-	forge_bl_rest=$forge_bwrap_names
-	while [ -n "$forge_bl_rest" ]; do
-		forge_bl_name=${forge_bl_rest%%'
+	rest=$forge_bwrap_names
+	while [ -n "$rest" ]; do
+		name=${rest%%'
 '*}
-		forge_bl_rest=${forge_bl_rest#*'
+		rest=${rest#*'
 '}
-		forge_bl_status=stopped
-		! forge_bwrap_running "$forge_bl_name" || forge_bl_status=running
+		status=stopped
+		! forge_bwrap_running "$name" || status=running
 		forge_bl_image=
 		[ ! -f "$forge_bwrap_dir/image" ] || read -r forge_bl_image <"$forge_bwrap_dir/image" || :
-		set -- "$@" "$forge_bl_name" "$forge_bl_status" "$forge_bl_image"
+		set -- "$@" "$name" "$status" "$forge_bl_image"
 	done
 	forge_bwrap_ls_json=$(jq -cn '$ARGS.positional | [range(0; length; 3) as $i
 		| {name: .[$i], backend: "bwrap", status: .[$i + 1],
@@ -974,46 +336,3 @@ forge_bwrap_list() {
 		forge_die 70 "jq failed while listing the namespace sandboxes"
 }
 
-# forge_bwrap_prune [KEEP...]: removes every namespace sandbox whose recorded
-# worktree no longer exists, except the KEEP names; prints each removed name.
-forge_bwrap_prune() {
-	forge_bwrap_names
-	forge_bp_rest=$forge_bwrap_names
-	while [ -n "$forge_bp_rest" ]; do
-		forge_bp_name=${forge_bp_rest%%'
-'*}
-		forge_bp_rest=${forge_bp_rest#*'
-'}
-		forge_bp_keep=
-		for forge_bp_k in "$@"; do
-			[ "$forge_bp_k" != "$forge_bp_name" ] || forge_bp_keep=1
-		done
-		[ -z "$forge_bp_keep" ] || continue
-		forge_sandbox_registry "$forge_bp_name"
-		forge_bp_path=
-		[ ! -f "$forge_sandbox_registry_file" ] ||
-			forge_bp_path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || forge_bp_path=
-		if [ -z "$forge_bp_path" ]; then
-			forge_warn "$forge_bp_name: no record of its worktree; left alone (remove it with forge-sandbox rm in its worktree)"
-			continue
-		fi
-		[ ! -d "$forge_bp_path" ] || continue
-		forge_sandbox_name_of "$forge_bp_path"
-		if [ "$forge_sandbox_name" != "$forge_bp_name" ]; then
-			forge_warn "$forge_bp_name: its record names $forge_bp_path, which gives another name; left alone"
-			continue
-		fi
-		forge_bwrap_remove "$forge_bp_name"
-		printf '%s\n' "$forge_bp_name"
-	done
-}
-
-# forge_sandbox_msb_needed: true when ls and prune must have msb: the
-# configuration (of the worktree in the current directory, if any) selects
-# the msb backend. Otherwise they skip msb where it is missing.
-forge_sandbox_msb_needed() {
-	forge_mn_root=
-	! forge_sandbox_locate . 2>/dev/null || forge_mn_root=$forge_sandbox_root
-	forge_config_load "$forge_mn_root"
-	[ "$(forge_config_get sandbox.backend)" = msb ]
-}

@@ -8,6 +8,7 @@
 # probe said.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # forge_check_probes fast|all: sets forge_ck_want to the probes, "NAME:CLASS",
 # in the order they are reported. The fast ones (filesystem, network,
@@ -45,22 +46,23 @@ forge_check_find() {
 # every probe held, 1 otherwise; exits 70 when the probes could not run. All
 # it makes on the host is gone when it returns, also after a signal.
 forge_check() {
-	forge_ck_rc=0
-	forge_check_results=$(forge_check_run "$@") || forge_ck_rc=$?
-	case $forge_ck_rc in
+	local line rc rest
+	rc=0
+	forge_check_results=$(forge_check_run "$@") || rc=$?
+	case $rc in
 	0 | 1) ;;
-	*) exit "$forge_ck_rc" ;;
+	*) exit "$rc" ;;
 	esac
 	forge_check_escaped=
-	forge_ck_rest=$forge_check_results'
+	rest=$forge_check_results'
 '
-	while [ -n "$forge_ck_rest" ]; do
-		forge_ck_line=${forge_ck_rest%%'
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_ck_rest=${forge_ck_rest#*'
+		rest=${rest#*'
 '}
-		case $forge_ck_line in
-		*'	'*'	escaped	'*) forge_check_escaped=$forge_check_escaped${forge_check_escaped:+ }${forge_ck_line%%'	'*} ;;
+		case $line in
+		*'	'*'	escaped	'*) forge_check_escaped=$forge_check_escaped${forge_check_escaped:+ }${line%%'	'*} ;;
 		esac
 	done
 	[ -z "$forge_check_escaped" ]
@@ -70,16 +72,17 @@ forge_check() {
 # a subshell, with traps of its own (the caller's stay as they are); prints
 # the result lines, exits 0 (all held), 1 (some got through) or 69/70/73.
 forge_check_run() {
-	forge_ck_root=$1 forge_ck_name=$2 forge_ck_backend=$3 forge_ck_mode=${4:-all}
+	local addr backend boot common gitdir leftovers mode name nl nonce path port probe root tag timeout which
+	root=$1 name=$2 backend=$3 mode=${4:-all}
 	# What the probe writes out may hold a secret's value: owner-only.
 	umask 077
 	forge_libexec_path forge-probe
-	forge_ck_probe=$forge_libexec
-	[ -x "$forge_ck_probe" ] || forge_die 69 "forge-probe is not installed ($forge_ck_probe)"
-	if [ -L "$forge_ck_root/.forge" ] || [ ! -d "$forge_ck_root/.forge" ]; then
-		forge_die 73 "$forge_ck_root/.forge is not a folder: the probe cannot be placed where the sandbox sees it"
+	probe=$forge_libexec
+	[ -x "$probe" ] || forge_die 69 "forge-probe is not installed ($probe)"
+	if ! forge_is_real_dir "$root/.forge"; then
+		forge_die 73 "$root/.forge is not a folder: the probe cannot be placed where the sandbox sees it"
 	fi
-	forge_ck_work='' forge_ck_bin='' forge_ck_listener='' forge_ck_nl='
+	forge_ck_work='' forge_ck_bin='' forge_ck_listener='' nl='
 '
 	trap 'forge_check_cleanup' EXIT
 	trap 'forge_check_cleanup; exit 129' HUP
@@ -93,67 +96,67 @@ forge_check_run() {
 	forge_ck_work=$(umask 077 && mktemp -d "$forge_check_place/forge-check.XXXXXX") ||
 		forge_die 73 "cannot create a folder in $forge_check_place"
 	chmod 0711 -- "$forge_ck_work" || forge_die 73 "cannot set the mode of $forge_ck_work"
-	forge_ck_nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n') || forge_ck_nonce=
-	[ "${#forge_ck_nonce}" -eq 16 ] || forge_die 70 "cannot read /dev/urandom"
-	(umask 022 && printf '%s\n' "$forge_ck_nonce" >"$forge_ck_work/canary") || forge_die 73 "cannot write $forge_ck_work/canary"
+	nonce=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n') || nonce=
+	[ "${#nonce}" -eq 16 ] || forge_die 70 "cannot read /dev/urandom"
+	(umask 022 && printf '%s\n' "$nonce" >"$forge_ck_work/canary") || forge_die 73 "cannot write $forge_ck_work/canary"
 
 	# The probe goes into .forge, which both backends mount read-only at
 	# the same path: made here with a name of its own, never through a link.
-	forge_ck_bin=$(mktemp "$forge_ck_root/.forge/forge-probe.XXXXXX") || forge_die 73 "cannot create the probe in $forge_ck_root/.forge"
-	{ cat -- "$forge_ck_probe" >"$forge_ck_bin" && chmod 0755 -- "$forge_ck_bin"; } || forge_die 73 "cannot write $forge_ck_bin"
+	forge_ck_bin=$(mktemp "$root/.forge/forge-probe.XXXXXX") || forge_die 73 "cannot create the probe in $root/.forge"
+	{ cat -- "$probe" >"$forge_ck_bin" && chmod 0755 -- "$forge_ck_bin"; } || forge_die 73 "cannot write $forge_ck_bin"
 
 	# The listeners: their ports come through a FIFO, which the listener
 	# closes once it listens.
 	mkfifo -m 600 -- "$forge_ck_work/ports" || forge_die 73 "cannot create $forge_ck_work/ports"
-	"$forge_ck_probe" listen "$forge_ck_work/hits" "$forge_ck_nonce" <&- >"$forge_ck_work/ports" 2>"$forge_ck_work/listen.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+	"$probe" listen "$forge_ck_work/hits" "$nonce" <&- >"$forge_ck_work/ports" 2>"$forge_ck_work/listen.err" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
 	forge_ck_listener=$!
-	set -- run --nonce "$forge_ck_nonce" --canary "$forge_ck_work/canary" --forge-dir "$forge_ck_root/.forge" --seccomp
-	while read -r forge_ck_tag forge_ck_addr forge_ck_port; do
-		case $forge_ck_tag in
-		loopback) set -- "$@" --loopback "$forge_ck_addr:$forge_ck_port" ;;
-		private) set -- "$@" --private "$forge_ck_addr:$forge_ck_port" ;;
-		outside) [ -z "$forge_sandbox_egress" ] || set -- "$@" --outside "$forge_ck_addr:$forge_ck_port" ;;
+	set -- run --nonce "$nonce" --canary "$forge_ck_work/canary" --forge-dir "$root/.forge" --seccomp
+	while read -r tag addr port; do
+		case $tag in
+		loopback) set -- "$@" --loopback "$addr:$port" ;;
+		private) set -- "$@" --private "$addr:$port" ;;
+		outside) [ -z "$forge_sandbox_egress" ] || set -- "$@" --outside "$addr:$port" ;;
 		esac
 	done <"$forge_ck_work/ports"
 	case " $* " in *' --loopback '*) ;; *) forge_die 70 "forge-probe could not listen on the host: $(cat -- "$forge_ck_work/listen.err" 2>/dev/null)" ;; esac
 
 	# What the probes must leave as they found it.
-	forge_git_common_dir "$forge_ck_root" || forge_die 69 "cannot find the git common dir of $forge_ck_root"
-	forge_ck_common=$forge_common_dir
-	forge_ck_gitdir=$(forge_git -C "$forge_ck_root" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $forge_ck_root"
-	forge_ck_leftovers=$forge_ck_root/.forge/forge-probe.$forge_ck_nonce$forge_ck_nl
-	if [ "$forge_ck_mode" != fast ]; then
-		set -- "$@" --hooks "$forge_ck_common/hooks" --config "$forge_ck_common/config" --commondir "$forge_ck_gitdir/commondir" \
-			--alternates "$forge_ck_common/objects/info/alternates" --proc-sys --tty
+	forge_git_common_dir "$root" || forge_die 69 "cannot find the git common dir of $root"
+	common=$forge_common_dir
+	gitdir=$(forge_git -C "$root" rev-parse --absolute-git-dir) || forge_die 69 "cannot find the git dir of $root"
+	leftovers=$root/.forge/forge-probe.$nonce$nl
+	if [ "$mode" != fast ]; then
+		set -- "$@" --hooks "$common/hooks" --config "$common/config" --commondir "$gitdir/commondir" \
+			--alternates "$common/objects/info/alternates" --proc-sys --tty
 		[ -z "$forge_sandbox_secrets" ] || set -- "$@" --secrets
-		forge_ck_leftovers=$forge_ck_leftovers$forge_ck_common/hooks/forge-probe.$forge_ck_nonce$forge_ck_nl
-		[ -e "$forge_ck_gitdir/commondir" ] || [ -L "$forge_ck_gitdir/commondir" ] || forge_ck_leftovers=$forge_ck_leftovers$forge_ck_gitdir/commondir$forge_ck_nl
-		[ -e "$forge_ck_common/objects/info/alternates" ] || [ -L "$forge_ck_common/objects/info/alternates" ] ||
-			forge_ck_leftovers=$forge_ck_leftovers$forge_ck_common/objects/info/alternates$forge_ck_nl
+		leftovers=$leftovers$common/hooks/forge-probe.$nonce$nl
+		[ -e "$gitdir/commondir" ] || [ -L "$gitdir/commondir" ] || leftovers=$leftovers$gitdir/commondir$nl
+		[ -e "$common/objects/info/alternates" ] || [ -L "$common/objects/info/alternates" ] ||
+			leftovers=$leftovers$common/objects/info/alternates$nl
 	fi
 
 	# Through the exec path of forge-sandbox exec, bounded in time and in
 	# what it may write here (64 MiB of stderr: a probe that writes more
 	# dies of SIGPIPE and counts as not run); no terminal in.
 	forge_helper_path forge-timeout
-	forge_ck_timeout=$forge_helper
-	if [ "$forge_ck_backend" = bwrap ]; then
+	timeout=$forge_helper
+	if [ "$backend" = bwrap ]; then
 		forge_helper_path forge-shell
-		set -- "$forge_ck_timeout" -k 2 30 "$forge_helper" --exec-kill-group "$forge_ck_bin" "$@"
+		set -- "$timeout" -k 2 30 "$forge_helper" --exec-kill-group "$forge_ck_bin" "$@"
 	else
 		forge_msb_require
-		set -- "$forge_ck_timeout" -k 2 30 "$forge_msb" exec --quiet "$forge_ck_name" --no-tty -w "$forge_ck_root" -- "$forge_ck_bin" "$@"
+		set -- "$timeout" -k 2 30 "$forge_msb" exec --quiet "$name" --no-tty -w "$root" -- "$forge_ck_bin" "$@"
 	fi
 	echo 70 >"$forge_ck_work/status"
 	{
 		forge_ck_status=0
-		(cd "$forge_ck_root" && FORGE_SANDBOX_CONTAINER=$forge_ck_name exec "$@") </dev/null 2>&1 >"$forge_ck_work/out" 8>&- ||
+		(cd "$root" && FORGE_SANDBOX_CONTAINER=$name exec "$@") </dev/null 2>&1 >"$forge_ck_work/out" 8>&- ||
 			forge_ck_status=$?
 		echo "$forge_ck_status" >"$forge_ck_work/status"
 	} | head -c 67108864 >"$forge_ck_work/err"
 	read -r forge_ck_status <"$forge_ck_work/status" || forge_ck_status=70
 	if [ "$forge_ck_status" -ne 0 ] || [ ! -s "$forge_ck_work/out" ]; then
-		forge_error "the containment probe did not run in $forge_ck_name (exit $forge_ck_status):"
+		forge_error "the containment probe did not run in $name (exit $forge_ck_status):"
 		grep -av '^forge-probe: haystack ' "$forge_ck_work/err" | tail -n 5 | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
 		exit 70
 	fi
@@ -161,28 +164,28 @@ forge_check_run() {
 	# The host's own evidence.
 	: >"$forge_ck_work/overrides"
 	[ -f "$forge_ck_work/hits" ] || : >"$forge_ck_work/hits"
-	while read -r forge_ck_tag; do
-		case $forge_ck_tag in
+	while read -r tag; do
+		case $tag in
 		loopback) printf 'loopback\tescaped\tthe host'\''s loopback listener saw a connection\n' ;;
 		private) printf 'non-public\tescaped\ta listener on a host address saw a connection\n' ;;
 		outside) printf 'outside-allow-list\tescaped\tthe listener for a name outside the list saw a connection\n' ;;
 		esac
 	done <"$forge_ck_work/hits" >>"$forge_ck_work/overrides"
-	while [ -n "$forge_ck_leftovers" ]; do
-		forge_ck_path=${forge_ck_leftovers%%"$forge_ck_nl"*}
-		forge_ck_leftovers=${forge_ck_leftovers#*"$forge_ck_nl"}
-		forge_check_remove "$forge_ck_path" || continue
-		case $forge_ck_path in
-		*/.forge/*) forge_ck_which=forge-dir ;;
-		*/hooks/*) forge_ck_which=hooks ;;
-		*/commondir) forge_ck_which=commondir ;;
-		*) forge_ck_which=alternates ;;
+	while [ -n "$leftovers" ]; do
+		path=${leftovers%%"$nl"*}
+		leftovers=${leftovers#*"$nl"}
+		forge_check_remove "$path" || continue
+		case $path in
+		*/.forge/*) which=forge-dir ;;
+		*/hooks/*) which=hooks ;;
+		*/commondir) which=commondir ;;
+		*) which=alternates ;;
 		esac
-		printf '%s\tescaped\t%s was left on the host (removed)\n' "$forge_ck_which" "$forge_ck_path" >>"$forge_ck_work/overrides"
+		printf '%s\tescaped\t%s was left on the host (removed)\n' "$which" "$path" >>"$forge_ck_work/overrides"
 	done
 	[ -n "$forge_sandbox_egress" ] ||
 		printf 'outside-allow-list\tna\topen egress: no allow-list to test\n' >>"$forge_ck_work/overrides"
-	if [ "$forge_ck_mode" != fast ]; then
+	if [ "$mode" != fast ]; then
 		if [ -z "$forge_sandbox_secrets" ]; then
 			printf 'secret\tna\tno secret is configured\n' >>"$forge_ck_work/overrides"
 		else
@@ -191,10 +194,10 @@ forge_check_run() {
 	fi
 	# A microVM has a kernel of its own: what the kernel probes test is then
 	# not the host's (the namespace backend shares the host's, always).
-	if [ "$forge_ck_backend" = msb ] && read -r forge_ck_boot </proc/sys/kernel/random/boot_id; then
-		printf 'kernel\tboot_id\t%s\n' "$forge_ck_boot" >>"$forge_ck_work/overrides"
+	if [ "$backend" = msb ] && read -r boot </proc/sys/kernel/random/boot_id; then
+		printf 'kernel\tboot_id\t%s\n' "$boot" >>"$forge_ck_work/overrides"
 	fi
-	forge_check_probes "$forge_ck_mode"
+	forge_check_probes "$mode"
 	forge_check_verdicts "$forge_ck_want" "$forge_ck_work/overrides" "$forge_ck_work/out"
 }
 
@@ -205,23 +208,25 @@ forge_check_run() {
 # could not pass root's own folders, and the canary must be one it could
 # read if it saw it.
 forge_check_place() {
-	set -- "${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge" "${TMPDIR:-/tmp}" /tmp
+	local dir line ok rest
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	set -- "$forge_xdg/forge" "${TMPDIR:-/tmp}" /tmp
 	[ -z "${forge_bwrap_owner:-}" ] || set -- /tmp "$@"
-	for forge_cp_dir in "$@"; do
-		(umask 077 && mkdir -p -- "$forge_cp_dir") 2>/dev/null || continue
-		forge_canon_dir "$forge_cp_dir" || continue
-		forge_cp_dir=$forge_canon forge_cp_ok=1
-		forge_cp_rest=$forge_mounts
-		[ -z "${forge_mounts_project_held:-}" ] || forge_cp_rest="${forge_cp_rest}ro $forge_mounts_project_held
+	for dir in "$@"; do
+		(umask 077 && mkdir -p -- "$dir") 2>/dev/null || continue
+		forge_canon_dir "$dir" || continue
+		dir=$forge_canon ok=1
+		rest=$forge_mounts
+		[ -z "${forge_mounts_project_held:-}" ] || rest="${rest}ro $forge_mounts_project_held
 "
-		while [ -n "$forge_cp_rest" ]; do
-			forge_cp_line=${forge_cp_rest%%'
+		while [ -n "$rest" ]; do
+			line=${rest%%'
 '*}
-			forge_cp_rest=${forge_cp_rest#*'
+			rest=${rest#*'
 '}
-			forge_path_within "$forge_cp_dir" "${forge_cp_line#* }" && forge_cp_ok= && break
+			forge_path_within "$dir" "${line#* }" && ok= && break
 		done
-		[ -z "$forge_cp_ok" ] || { forge_check_place=$forge_cp_dir; return 0; }
+		[ -z "$ok" ] || { forge_check_place=$dir; return 0; }
 	done
 	forge_die 73 "no folder outside the sandbox's mounts for the canary (tried the state folder, TMPDIR and /tmp)"
 }
@@ -230,9 +235,10 @@ forge_check_place() {
 # it is there (true), never through a link: the folder holding it may be
 # the sandbox's doing, so find acts relative to that folder, unfollowed.
 forge_check_remove() {
+	local base
 	[ -e "$1" ] || [ -L "$1" ] || return 1
-	forge_cr_base=${1##*/}
-	find "${1%/*}" -mindepth 1 -maxdepth 1 -name "$forge_cr_base" ! -type d -delete 2>/dev/null ||
+	base=${1##*/}
+	find "${1%/*}" -mindepth 1 -maxdepth 1 -name "$base" ! -type d -delete 2>/dev/null ||
 		forge_warn "cannot remove $1, which a probe left"
 	return 0
 }
@@ -242,18 +248,19 @@ forge_check_remove() {
 # environment; it never goes into the sandbox) is in HAYSTACK, what the
 # probe wrote out; else "host" (held, if the probe answered).
 forge_check_secrets() {
-	forge_cs_rest=$forge_sandbox_secrets
-	while [ -n "$forge_cs_rest" ]; do
-		forge_cs_env=${forge_cs_rest%%'
+	local env rest
+	rest=$forge_sandbox_secrets
+	while [ -n "$rest" ]; do
+		env=${rest%%'
 '*}
-		forge_cs_rest=${forge_cs_rest#*'
+		rest=${rest#*'
 '}
-		forge_cs_env=${forge_cs_env%%@*}
-		forge_env_name_valid "$forge_cs_env" || continue
+		env=${env%%@*}
+		forge_env_name_valid "$env" || continue
 		# The value through a pipe, never on a command line or on disk; each
 		# of its lines a fixed string (an empty one would match anything).
-		if printenv "$forge_cs_env" 2>/dev/null | sed '/^$/d' | grep -qaF -f - -- "$1"; then
-			printf 'secret\tescaped\tthe value of %s is visible inside\n' "$forge_cs_env"
+		if printenv "$env" 2>/dev/null | sed '/^$/d' | grep -qaF -f - -- "$1"; then
+			printf 'secret\tescaped\tthe value of %s is visible inside\n' "$env"
 			return 0
 		fi
 	done
@@ -317,19 +324,20 @@ forge_check_cleanup() {
 # people (JSON 0) or as the JSON document of SPEC 4.6 (JSON 1), and names
 # each probe that got through on stderr.
 forge_check_print() {
+	local class line name rest
 	if [ "$3" = 1 ]; then
 		set -- "$1" "$2"
-		forge_cpr_rest=$forge_check_results'
+		rest=$forge_check_results'
 '
-		while [ -n "$forge_cpr_rest" ]; do
-			forge_cpr_line=${forge_cpr_rest%%'
+		while [ -n "$rest" ]; do
+			line=${rest%%'
 '*}
-			forge_cpr_rest=${forge_cpr_rest#*'
+			rest=${rest#*'
 '}
-			[ -n "$forge_cpr_line" ] || continue
-			forge_cpr_name=${forge_cpr_line%%'	'*} forge_cpr_line=${forge_cpr_line#*'	'}
-			forge_cpr_class=${forge_cpr_line%%'	'*} forge_cpr_line=${forge_cpr_line#*'	'}
-			set -- "$@" "$forge_cpr_name" "$forge_cpr_class" "${forge_cpr_line%%'	'*}" "${forge_cpr_line#*'	'}"
+			[ -n "$line" ] || continue
+			name=${line%%'	'*} line=${line#*'	'}
+			class=${line%%'	'*} line=${line#*'	'}
+			set -- "$@" "$name" "$class" "${line%%'	'*}" "${line#*'	'}"
 		done
 		# shellcheck disable=SC2016 # a jq program, not shell
 		jq -cn '$ARGS.positional as $a
@@ -341,9 +349,9 @@ forge_check_print() {
 			NR == 1 { printf "containment probes of %s (%s):\n", n, b }
 			{ printf "  %-8s %-11s %-19s %s\n", ($3 == "held" ? "held" : "ESCAPED"), $2, $1, $4 }'
 	fi
-	for forge_cpr_name in $forge_check_escaped; do
-		forge_cpr_line=$(printf '%s\n' "$forge_check_results" | awk -F '\t' -v n="$forge_cpr_name" '$1 == n { print $2 ": " $4; exit }')
-		forge_error "probe $forge_cpr_name got through (${forge_cpr_line%%:*}):${forge_cpr_line#*:}"
+	for name in $forge_check_escaped; do
+		line=$(printf '%s\n' "$forge_check_results" | awk -F '\t' -v n="$name" '$1 == n { print $2 ": " $4; exit }')
+		forge_error "probe $name got through (${line%%:*}):${line#*:}"
 	done
 }
 

@@ -2,6 +2,7 @@
 # msb load, with live progress (SPEC section 4.1). Part of forge.sh; source
 # that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # forge_image_build [--tag REF] [--context DIR]: builds the sandbox image
 # from DIR (default: <pkgdatadir>/container) as REF (default: sandbox.image
@@ -41,7 +42,7 @@ forge_image_build() {
 	done
 
 	if [ -n "$forge_image_ref_set" ]; then
-		forge_image_valid_ref "$forge_image_ref" ||
+		forge_image_ref_valid "$forge_image_ref" ||
 			forge_usage_error "invalid image reference '$forge_image_ref'"
 	else
 		if [ -z "${forge_config:-}" ]; then
@@ -53,7 +54,7 @@ forge_image_build() {
 			forge_config_load "${forge_root:-}"
 		fi
 		forge_image_ref=$(forge_config_get sandbox.image)
-		forge_image_valid_ref "$forge_image_ref" ||
+		forge_image_ref_valid "$forge_image_ref" ||
 			forge_die 65 "sandbox.image: invalid image reference '$forge_image_ref'"
 	fi
 
@@ -70,15 +71,13 @@ forge_image_build() {
 	case $forge_image_ctx in -*) forge_image_ctx=./$forge_image_ctx ;; esac
 
 	forge_require_tool docker flock
-	if [ -n "${FORGE_MSB:-}" ]; then
-		forge_image_msb=$FORGE_MSB
-		command -v -- "$forge_image_msb" >/dev/null 2>&1 ||
-			forge_die 69 "msb not found: FORGE_MSB=$forge_image_msb is not an executable"
-	else
-		forge_image_msb=msb
-		command -v msb >/dev/null 2>&1 ||
-			forge_die 69 "required program 'msb' not found on PATH (install microsandbox, or set FORGE_MSB)"
+	# Found as every msb is (forge_msb_find: $FORGE_MSB, else on PATH).
+	if ! forge_msb_find; then
+		[ -z "${FORGE_MSB:-}" ] ||
+			forge_die 69 "msb not found: FORGE_MSB=$FORGE_MSB is not an absolute path to an executable"
+		forge_die 69 "required program 'msb' not found on PATH (install microsandbox, or set FORGE_MSB)"
 	fi
+	forge_image_msb=$forge_msb
 	if ! forge_image_why=$(docker info 2>&1 >/dev/null); then
 		forge_image_why=$(printf '%s\n' "$forge_image_why" | grep -v '^[[:space:]]*$' | tail -n 1)
 		forge_die 69 "the Docker daemon is not answering (${forge_image_why:-docker info failed}); start it first (systemctl start docker, or forge-dockerd-start as root)"
@@ -87,14 +86,6 @@ forge_image_build() {
 	forge_image_status=0
 	(forge_image_run) || forge_image_status=$?
 	return "$forge_image_status"
-}
-
-# forge_image_valid_ref REF: a plausible image reference, and nothing that
-# docker or msb could read as an option.
-forge_image_valid_ref() {
-	case $1 in
-	'' | [-:/@.]* | *[!A-Za-z0-9._/:@-]*) return 1 ;;
-	esac
 }
 
 # forge_image_run: the build proper; runs in a subshell (its traps and
@@ -298,4 +289,59 @@ forge_image_interrupted() {
 	forge_error "build-image interrupted; cleaned up"
 	trap - EXIT
 	exit "$((128 + $1))"
+}
+
+# --- the namespace backend's root filesystem: a Docker image exported ----------
+
+# forge_bwrap_image_rootfs IMAGE [create]: sets forge_bwrap_rootfs to IMAGE
+# exported from the local Docker image store into the cache, keyed by image
+# ID: ${XDG_CACHE_HOME:-$HOME/.cache}/forge/rootfs/<id>/, with <id>.env
+# holding its ENV (docker export drops it). With create, exports it when
+# missing, and exits 69 when docker or the image is missing; without (plan),
+# nothing is run but docker image inspect, and forge_bwrap_rootfs stays
+# empty, with a warning, when the image is not exported yet.
+forge_bwrap_image_rootfs() {
+	local cache cid id ok tmp why
+	forge_bwrap_rootfs=
+	why=
+	if ! command -v docker >/dev/null 2>&1; then
+		why="docker not found: sandbox.bwrap.rootfs \"image\" takes the image from Docker (or set it to \"host\")"
+	elif ! id=$(docker image inspect --format '{{.Id}}' -- "$1" 2>/dev/null); then
+		why="image $1 is not in the local Docker image store (is dockerd running?); build it with: forge-sandbox build-image --tag $1, or set sandbox.bwrap.rootfs to \"host\""
+	fi
+	if [ -n "$why" ]; then
+		[ "${2:-}" = create ] && forge_die 69 "$why"
+		forge_warn "$why; the root filesystem is left out of this plan"
+		return 0
+	fi
+	id=${id#sha256:}
+	case $id in '' | *[!0-9a-f]*) forge_die 69 "docker gave an unexpected image ID for $1" ;; esac
+	forge_xdg_dir cache || forge_xdg=/nonexistent/.cache
+	cache=$forge_xdg/forge/rootfs
+	forge_bwrap_rootfs=$cache/$id
+	! forge_is_real_dir "$forge_bwrap_rootfs" || return 0
+	if [ "${2:-}" != create ]; then
+		forge_warn "image $1 is not exported yet (forge-sandbox up does it): its folders are left out of this plan"
+		forge_bwrap_rootfs=
+		return 0
+	fi
+	mkdir -p -- "$cache" || forge_die 73 "cannot create $cache"
+	forge_say "exporting $1 into $forge_bwrap_rootfs"
+	tmp=$(mktemp -d "$cache/.export.XXXXXX") || forge_die 73 "cannot create a folder in $cache"
+	docker image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' -- "$1" >"$tmp.env" ||
+		{ forge_rm_tree "$tmp"; forge_die 69 "docker image inspect failed for $1"; }
+	# A placeholder command: export needs a container, and an image may have no CMD.
+	cid=$(docker create -- "$1" forge-rootfs-export 2>/dev/null) ||
+		{ forge_rm_tree "$tmp"; rm -f -- "$tmp.env"; forge_die 69 "docker create failed for $1"; }
+	ok=0
+	docker export -- "$cid" | tar -x -C "$tmp" --no-same-owner --exclude='dev/*' ||
+		ok=1
+	docker rm -- "$cid" >/dev/null 2>&1 || forge_warn "cannot remove the container $cid"
+	if [ "$ok" != 0 ]; then
+		forge_rm_tree "$tmp"
+		rm -f -- "$tmp.env"
+		forge_die 69 "docker export of $1 failed"
+	fi
+	{ mv -f -- "$tmp.env" "$forge_bwrap_rootfs.env" &&
+		mv -- "$tmp" "$forge_bwrap_rootfs"; } || forge_die 73 "cannot move the rootfs into $forge_bwrap_rootfs"
 }

@@ -6,9 +6,10 @@
 # with a newline, which the plan's lines cannot carry.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # forge_path_unsafe PATH: true when the backend the plan is for
-# (forge_backend, msb unless it is bwrap) cannot mount PATH: for msb, one
+# (forge_mounts_backend, msb unless it is bwrap) cannot mount PATH: for msb, one
 # with ':', ',' or a newline; for bwrap, one with a newline (the plan and the
 # bwrap argv are lines). Sets forge_path_why to the reason.
 forge_path_unsafe() {
@@ -16,7 +17,7 @@ forge_path_unsafe() {
 	*'
 '*) forge_path_why="a path containing a newline cannot be mounted (forge's mount plan is line-based)"; return 0 ;;
 	esac
-	[ "${forge_backend:-msb}" != bwrap ] || return 1
+	[ "${forge_mounts_backend:-msb}" != bwrap ] || return 1
 	case $1 in
 	*[:,]*) forge_path_why="msb's -v syntax cannot express a path containing ':' or ','"; return 0 ;;
 	esac
@@ -73,30 +74,33 @@ forge_canon_future() {
 # kept; any other overlap with a different flag drops it with a warning.
 # Every candidate is reserved: no custom mount may overlap it.
 forge_mounts_candidate() {
+	local flag line path rest
 	forge_mounts_reserved=$forge_mounts_reserved$2'
 '
-	forge_mc_rest=$forge_mounts
-	while [ -n "$forge_mc_rest" ]; do
-		forge_mc_line=${forge_mc_rest%%'
+	rest=$forge_mounts
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_mc_rest=${forge_mc_rest#*'
+		rest=${rest#*'
 '}
-		forge_mc_flag=${forge_mc_line%% *}
-		forge_mc_path=${forge_mc_line#* }
-		if forge_path_within "$2" "$forge_mc_path"; then
-			[ "$forge_mc_flag" != "$1" ] || return 0
-			if [ "$1" = ro ] && [ "$2" != "$forge_mc_path" ]; then
+		flag=${line%% *}
+		path=${line#* }
+		if forge_path_within "$2" "$path"; then
+			[ "$flag" != "$1" ] || return 0
+			if [ "$1" = ro ] && [ "$2" != "$path" ]; then
 				continue
 			fi
-		elif forge_path_within "$forge_mc_path" "$2"; then
-			[ "$forge_mc_flag" != "$1" ] || continue
+		elif forge_path_within "$path" "$2"; then
+			[ "$flag" != "$1" ] || continue
 		else
 			continue
 		fi
-		forge_warn "not mounting $3 $2 ($1): it overlaps the $forge_mc_flag mount $forge_mc_path"
+		forge_warn "not mounting $3 $2 ($1): it overlaps the $flag mount $path"
 		return 0
 	done
 	forge_mounts=$forge_mounts$1' '$2'
+'
+	forge_mounts_why=$forge_mounts_why$3'
 '
 }
 
@@ -107,6 +111,7 @@ forge_mounts_candidate() {
 # contain or sit inside a reserved path or an earlier accepted entry;
 # otherwise it is skipped with a warning naming the reason.
 forge_mounts_custom() {
+	local line path rest
 	case $2 in
 	'') forge_warn "$3: no host path; skipped"; return 0 ;;
 	/*) ;;
@@ -126,31 +131,31 @@ forge_mounts_custom() {
 	fi
 	forge_mounts_hidden_ok "$forge_canon" "$3" || return 0
 	forge_mounts_owned "$2" "$3" || return 0
-	forge_mcu_rest=$forge_mounts_reserved
-	while [ -n "$forge_mcu_rest" ]; do
-		forge_mcu_path=${forge_mcu_rest%%'
+	rest=$forge_mounts_reserved
+	while [ -n "$rest" ]; do
+		path=${rest%%'
 '*}
-		forge_mcu_rest=${forge_mcu_rest#*'
+		rest=${rest#*'
 '}
-		if forge_path_within "$forge_canon" "$forge_mcu_path" || forge_path_within "$forge_mcu_path" "$forge_canon"; then
-			forge_warn "$3: $forge_canon overlaps the reserved path $forge_mcu_path; skipped"
+		if forge_path_within "$forge_canon" "$path" || forge_path_within "$path" "$forge_canon"; then
+			forge_warn "$3: $forge_canon overlaps the reserved path $path; skipped"
 			return 0
 		fi
 	done
-	forge_mcu_rest=$forge_mounts_custom
-	while [ -n "$forge_mcu_rest" ]; do
-		forge_mcu_line=${forge_mcu_rest%%'
+	rest=$forge_mounts_custom
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_mcu_rest=${forge_mcu_rest#*'
+		rest=${rest#*'
 '}
-		forge_mcu_path=${forge_mcu_line#* }
-		if [ "$forge_canon" = "$forge_mcu_path" ] && [ "${forge_mcu_line%% *}" = explicit ] &&
+		path=${line#* }
+		if [ "$forge_canon" = "$path" ] && [ "${line%% *}" = explicit ] &&
 			[ "${3%%\[*}" = loop.allowExternalDirectories ]; then
 			# An explicit sandbox.mounts entry wins over the same directory here.
 			return 0
 		fi
-		if forge_path_within "$forge_canon" "$forge_mcu_path" || forge_path_within "$forge_mcu_path" "$forge_canon"; then
-			forge_warn "$3: $forge_canon overlaps the earlier mount $forge_mcu_path; skipped"
+		if forge_path_within "$forge_canon" "$path" || forge_path_within "$path" "$forge_canon"; then
+			forge_warn "$3: $forge_canon overlaps the earlier mount $path; skipped"
 			return 0
 		fi
 	done
@@ -161,6 +166,8 @@ forge_mounts_custom() {
 ' ;;
 	esac
 	forge_mounts=$forge_mounts$1' '$forge_canon'
+'
+	forge_mounts_why=$forge_mounts_why$3'
 '
 }
 
@@ -179,11 +186,13 @@ forge_mounts_optional() {
 	return 1
 }
 
-# forge_mounts_plan ROOT [create]: sets forge_mounts to the sandbox's mounts
+# forge_mounts_plan ROOT BACKEND [create [SOURCE [STORES]]]: sets forge_mounts
+# to the mounts of a sandbox on BACKEND (msb or bwrap; kept in
+# forge_mounts_backend while the plan is made, for the rules that differ)
 # for the worktree at ROOT (canonical), one "rw PATH" or "ro PATH" line each,
 # in the order they must be given (a later mount lies on top of an earlier
-# one). Reads the configuration extracted by forge_sandbox_config
-# (forge_sandbox_cfg). The plan is data, one for every backend that can
+# one). Reads the configuration keys forge_plan extracted
+# (forge_sandbox_cfg, forge-plan.jq's mount_config). The plan is data, one for every backend that can
 # mount what it says: each renderer turns it into its own flags; where msb
 # cannot nest a read-write mount in a read-only one, the git dirs are
 # planned as msb mounts them (forge_mounts_git). With "create", a missing
@@ -191,13 +200,16 @@ forge_mounts_optional() {
 # without, nothing on disk changes (plan). Exits 65 when the worktree or a
 # git dir cannot be mounted or its commondir is refused, 73 when the hooks
 # dir, .forge or a git folder cannot be protected.
-# With forge_mounts_source set (forge-verify --isolated --sandbox), ROOT is an
-# isolated copy of that worktree: the copy takes the worktree's place, the
-# object stores forge_mounts_stores lists (those forge_copy_repo recorded)
+# With a SOURCE worktree (forge-verify --isolated --sandbox; kept in
+# forge_mounts_from), ROOT is an isolated copy of that worktree: the copy
+# takes the worktree's place, the object stores STORES lists, one a line
+# (those forge_copy_repo recorded)
 # are mounted read-only, and nothing that is, holds or lies in the source
 # worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
-	forge_mounts='' forge_mounts_reserved='' forge_mounts_custom=
+	local gitdir line rest
+	forge_mounts_backend=$2 forge_mounts_from=${4:-}
+	forge_mounts='' forge_mounts_why='' forge_mounts_reserved='' forge_mounts_custom=
 	forge_mounts_hidden_set
 	forge_mounts_must "$1" worktree
 	forge_mounts_candidate rw "$1" worktree
@@ -206,23 +218,23 @@ forge_mounts_plan() {
 	# it), found once, with a planted commondir refused (forge_git_dir_check).
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
 	forge_canon_dir "$forge_git_dir" || forge_die 69 "cannot resolve the git dir $forge_git_dir"
-	forge_mp_gitdir=$forge_canon
+	gitdir=$forge_canon
 	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
 	forge_mp_common=$forge_canon
-	forge_mounts_must "$forge_mp_gitdir" 'git dir'
+	forge_mounts_must "$gitdir" 'git dir'
 	forge_mounts_must "$forge_mp_common" 'git common dir'
-	forge_mounts_git "$forge_mp_common" "$forge_mp_gitdir" "${2:-}"
+	forge_mounts_git "$forge_mp_common" "$gitdir" "${3:-}"
 
 	# Hooks read-only, always: nothing in the sandbox may plant a hook the
 	# host's git runs. The evidence forge-verify gates on, read-only too:
 	# the agent it gates must not reset its own breaker.
-	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${2:-}"
-	forge_mounts_hooks_path "$1" "${2:-}"
-	if [ "${2:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
+	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${3:-}"
+	forge_mounts_hooks_path "$1" "${3:-}"
+	if [ "${3:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
-	forge_mounts_protect "$1/.forge" 'evidence dir' "${2:-}"
-	[ -z "${forge_mounts_source:-}" ] || forge_mounts_borrowed "${forge_mounts_stores:-}"
+	forge_mounts_protect "$1/.forge" 'evidence dir' "${3:-}"
+	[ -z "$forge_mounts_from" ] || forge_mounts_borrowed "${5:-}"
 
 	# The project read-only: it always holds the read-write git common dir
 	# (<project>/.git), and msb cannot mount a folder read-only around a
@@ -245,7 +257,8 @@ forge_mounts_plan() {
 	if forge_sandbox_cfg_value toolout; then
 		forge_mp_dir=$forge_cfg_value
 	else
-		forge_mp_dir=${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/opencode/tool-output
+		forge_xdg_dir data || forge_xdg=/nonexistent/.local/share
+		forge_mp_dir=$forge_xdg/opencode/tool-output
 	fi
 	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.toolOutputDir &&
 		forge_canon_dir "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
@@ -263,11 +276,11 @@ forge_mounts_plan() {
 		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
 		forge_mounts_hidden_ok "$forge_canon" sandbox.scratchDir &&
 		forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"; then
-		if [ "${2:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
+		if [ "${3:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
 			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
 				forge_warn "cannot create the scratch dir $forge_mp_dir"
 		fi
-		if [ "${2:-}" = create ]; then
+		if [ "${3:-}" = create ]; then
 			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"
 		fi && ! forge_path_within "$forge_canon" "$1" &&
 			forge_mounts_optional "$forge_canon" 'scratch dir' &&
@@ -275,26 +288,26 @@ forge_mounts_plan() {
 	fi
 
 	# Custom mounts: explicit ones first, so they win over the external dirs.
-	forge_mp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_mp_rest" ]; do
-		forge_mp_line=${forge_mp_rest%%'
+	rest=$forge_sandbox_cfg
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_mp_rest=${forge_mp_rest#*'
+		rest=${rest#*'
 '}
-		forge_sandbox_cfg_split "$forge_mp_line"
+		forge_sandbox_cfg_split "$line"
 		case $forge_cfg_tag/$forge_cfg_key in
 		mount_ro/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
 		mount_rw/*) forge_mounts_custom rw "$forge_cfg_val" "$forge_cfg_key" ;;
 		X/mount_*) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped" ;;
 		esac
 	done
-	forge_mp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_mp_rest" ]; do
-		forge_mp_line=${forge_mp_rest%%'
+	rest=$forge_sandbox_cfg
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_mp_rest=${forge_mp_rest#*'
+		rest=${rest#*'
 '}
-		forge_sandbox_cfg_split "$forge_mp_line"
+		forge_sandbox_cfg_split "$line"
 		case $forge_cfg_tag/$forge_cfg_key in
 		ext/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
 		X/ext) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped" ;;
@@ -317,7 +330,8 @@ forge_mounts_plan() {
 # git dirs stay read-write as a whole, a limit forge-sandbox(1) states.
 # Exits 73 when one of those folders is a symbolic link or cannot be made.
 forge_mounts_git() {
-	if [ "${forge_backend:-msb}" != bwrap ]; then
+	local sub
+	if [ "${forge_mounts_backend:-msb}" != bwrap ]; then
 		# Shortest first, so the common dir covers a git dir inside it.
 		if [ "${#1}" -le "${#2}" ]; then
 			forge_mounts_candidate rw "$1" 'git common dir'
@@ -329,9 +343,9 @@ forge_mounts_git() {
 		return 0
 	fi
 	forge_mounts_candidate ro "$1" 'git common dir'
-	for forge_mg_sub in objects refs logs reftable; do
-		[ "$forge_mg_sub" != reftable ] || [ -d "$1/reftable" ] || continue
-		forge_mounts_git_folder rw "$1/$forge_mg_sub" "${3:-}"
+	for sub in objects refs logs reftable; do
+		[ "$sub" != reftable ] || [ -d "$1/reftable" ] || continue
+		forge_mounts_git_folder rw "$1/$sub" "${3:-}"
 	done
 	forge_mounts_git_folder ro "$1/objects/info" "${3:-}"
 	[ "$2" = "$1" ] || forge_mounts_git_folder rw "$2" "${3:-}"
@@ -359,6 +373,8 @@ forge_mounts_git_folder() {
 '
 	forge_mounts=$forge_mounts$1' '$2'
 '
+	forge_mounts_why="${forge_mounts_why}git dir folder
+"
 }
 
 # forge_mounts_protect PATH WHAT [create]: offers PATH, a folder the
@@ -392,6 +408,7 @@ forge_mounts_protect() {
 # hooks from: it is protected like the hooks dir (created empty by up when
 # missing). Elsewhere the sandbox cannot see it.
 forge_mounts_hooks_path() {
+	local line rest
 	# forge_git sets core.hooksPath on the command line, which comes last:
 	# the value before it is the repository's own.
 	forge_mhp=$(forge_git -C "$1" config --path --get-all core.hooksPath 2>/dev/null) || return 0
@@ -404,13 +421,13 @@ forge_mounts_hooks_path() {
 	case $forge_mhp in '') return 0 ;; /*) ;; *) forge_mhp=$1/$forge_mhp ;; esac
 	forge_canon_future "$forge_mhp" || return 0
 	forge_mhp=$forge_canon
-	forge_mhp_rest=$forge_mounts
-	while [ -n "$forge_mhp_rest" ]; do
-		forge_mhp_line=${forge_mhp_rest%%'
+	rest=$forge_mounts
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_mhp_rest=${forge_mhp_rest#*'
+		rest=${rest#*'
 '}
-		{ [ "${forge_mhp_line%% *}" = rw ] && forge_path_within "$forge_mhp" "${forge_mhp_line#* }"; } || continue
+		{ [ "${line%% *}" = rw ] && forge_path_within "$forge_mhp" "${line#* }"; } || continue
 		if [ "${2:-}" = create ] && [ ! -e "$forge_mhp" ] && [ ! -L "$forge_mhp" ]; then
 			mkdir -p -- "${forge_mhp%/*}" 2>/dev/null || :
 		fi
@@ -419,215 +436,19 @@ forge_mounts_hooks_path() {
 	done
 }
 
-# forge_mounts_scratch_allowed PATH [CONFIGURED]: true when the scratch dir
-# PATH (canonical; CONFIGURED is the path as configured, which PATH resolves)
-# may be mounted read-write. Like a custom mount, it may not be "/", nor
-# $HOME or a folder containing it (keys, tokens), nor contain a reserved path
-# (the worktree, the git dirs, .forge, ...), and CONFIGURED must lead only
-# through what the invoker or root owns (forge_mounts_owned: a /tmp/opencode
-# another user planted); otherwise it is skipped with a warning. Leaves
-# forge_canon set to PATH.
-forge_mounts_scratch_allowed() {
-	if [ "$1" = / ]; then
-		forge_warn "sandbox.scratchDir: / is the whole host; not mounted"
-		return 1
-	fi
-	if [ -n "${HOME:-}" ] && forge_canon_dir "$HOME" && forge_path_within "$forge_canon" "$1"; then
-		forge_canon=$1
-		forge_warn "sandbox.scratchDir: $1 is or contains \$HOME; not mounted"
-		return 1
-	fi
-	forge_canon=$1
-	forge_msa_rest=$forge_mounts_reserved
-	while [ -n "$forge_msa_rest" ]; do
-		forge_msa_path=${forge_msa_rest%%'
-'*}
-		forge_msa_rest=${forge_msa_rest#*'
-'}
-		if forge_path_within "$forge_msa_path" "$1"; then
-			forge_warn "sandbox.scratchDir: $1 contains the reserved path $forge_msa_path; not mounted"
-			return 1
-		fi
-	done
-	forge_mounts_owned "${2:-$1}" sandbox.scratchDir
-}
-
-# forge_mounts_owned PATH WHERE: true when PATH, a folder to be mounted (or
-# made, then mounted), is the invoker's or root's, and so is every symbolic
-# link on the way to it: otherwise another user chooses what the sandbox
-# sees, or reads and plants what it writes (a /tmp/opencode planted as a
-# link to /root, or as a folder of their own). The links are those the
-# kernel follows (forge_path_walk), then the folder they lead to; for a
-# folder not made yet, the nearest one that exists, where it would be made.
-# Otherwise warns, naming WHERE and the owner, and returns 1.
-forge_mounts_owned() {
-	forge_mo_me=$(id -u)
-	if ! forge_path_walk "$1"; then
-		forge_warn "$2: cannot resolve $1 (a symbolic link loop?); not mounted"
-		return 1
-	fi
-	forge_mo_rest=$forge_walk_links
-	while [ -n "$forge_mo_rest" ]; do
-		forge_mo_link=${forge_mo_rest%%'
-'*}
-		forge_mo_rest=${forge_mo_rest#*'
-'}
-		if ! forge_mounts_owner_of "$forge_mo_link"; then
-			forge_warn "$2: cannot tell who owns the symbolic link $forge_mo_link on the way to $1; not mounted"
-			return 1
-		fi
-		if [ "$forge_owner_uid" != "$forge_mo_me" ] && [ "$forge_owner_uid" != 0 ]; then
-			forge_warn "$2: $1 goes through the symbolic link $forge_mo_link, owned by $forge_owner_name, not by you or root; not mounted"
-			return 1
-		fi
-	done
-	if ! forge_mounts_owner_of "$forge_walk_dir"; then
-		forge_warn "$2: cannot tell who owns $forge_walk_dir; not mounted"
-		return 1
-	fi
-	if [ "$forge_owner_uid" = "$forge_mo_me" ] || [ "$forge_owner_uid" = 0 ]; then
-		return 0
-	fi
-	if [ "$forge_walk_dir" = "$1" ]; then
-		forge_warn "$2: $1 is owned by $forge_owner_name, not by you or root; not mounted"
-	else
-		forge_warn "$2: $1 leads to $forge_walk_dir, owned by $forge_owner_name, not by you or root; not mounted"
-	fi
-	return 1
-}
-
-# forge_path_walk PATH: follows the absolute PATH as the kernel does, one
-# symbolic link at a time, changing nothing. Sets forge_walk_links to every
-# link on the way (one per line, each a physical path), forge_walk_dir to
-# the deepest existing folder reached (physical) and forge_walk_rest to what
-# of PATH is left below it (empty when PATH exists). Returns 1 on a link that
-# cannot be read, or after 40 links (a loop).
-forge_path_walk() {
-	forge_pw_rest=$1 forge_pw_hops=0 forge_walk_links='' forge_walk_dir=''
-	while [ -n "$forge_pw_rest" ]; do
-		forge_pw_comp=${forge_pw_rest%%/*}
-		case $forge_pw_rest in */*) forge_pw_rest=${forge_pw_rest#*/} ;; *) forge_pw_rest= ;; esac
-		case $forge_pw_comp in
-		'' | .) continue ;;
-		..) forge_walk_dir=${forge_walk_dir%/*}; continue ;;
-		esac
-		if [ -L "$forge_walk_dir/$forge_pw_comp" ]; then
-			forge_walk_links=$forge_walk_links$forge_walk_dir/$forge_pw_comp'
-'
-			forge_pw_hops=$((forge_pw_hops + 1))
-			[ "$forge_pw_hops" -le 40 ] || return 1
-			# The "." keeps a target that ends in a newline whole.
-			forge_pw_link=$(readlink -- "$forge_walk_dir/$forge_pw_comp" && echo .) || return 1
-			forge_pw_link=${forge_pw_link%??}
-			case $forge_pw_link in /*) forge_walk_dir= ;; esac
-			forge_pw_rest=$forge_pw_link/$forge_pw_rest
-		elif [ -d "$forge_walk_dir/$forge_pw_comp" ]; then
-			forge_walk_dir=$forge_walk_dir/$forge_pw_comp
-		else
-			forge_pw_rest=$forge_pw_comp/$forge_pw_rest
-			break
-		fi
-	done
-	forge_walk_rest=${forge_pw_rest%/}
-	[ -n "$forge_walk_dir" ] || forge_walk_dir=/
-}
-
-# forge_mounts_owner_of PATH: sets forge_owner_uid to the owner of PATH
-# itself (a symbolic link is not followed) and forge_owner_name to how a
-# message names it: "name (uid N)", or "uid N".
-forge_mounts_owner_of() {
-	forge_moo_ids=$(stat -c '%u %U' -- "$1" 2>/dev/null) || forge_moo_ids=$(stat -f '%u %Su' -- "$1" 2>/dev/null) || return 1
-	forge_owner_uid=${forge_moo_ids%% *} forge_owner_name=${forge_moo_ids#* }
-	# Shown in a warning: a name that is no plain one (or GNU stat's
-	# UNKNOWN, for a uid without a passwd entry) is left out.
-	case $forge_owner_name in
-	'' | UNKNOWN | *[!A-Za-z0-9._-]*) forge_owner_name="uid $forge_owner_uid" ;;
-	*) forge_owner_name="$forge_owner_name (uid $forge_owner_uid)" ;;
-	esac
-}
-
-# forge_mounts_state_check ROOT NAME: exits 73, naming both paths, when a
-# read-write mount of the plan (forge_mounts, for the worktree at ROOT) holds
-# or lies in forge's own state for sandbox NAME, which no sandbox may write:
-# the namespace sandbox's state folder (its exec socket and env file: a
-# sandbox that rewrote them would pass itself host variables, or answer for
-# itself with a fake server), and for a root invoker the folder its private
-# folders live in; forge's registry of sandboxes (and the bring-up locks);
-# anything else in forge's state folder (other sandboxes' sockets and
-# secrets); with msb, msb's own state folder (its record of every sandbox's
-# mounts). The worktree at $HOME, an XDG_STATE_HOME inside the worktree, a
-# read-write custom mount or scratch dir around it are such plans. (The
-# record in ROOT/.forge/sandbox is inside the read-only .forge.) Paths are
-# compared canonical, as the mounts are, and a symbolic link on the way to
-# one of them may not lie in a read-write mount either.
-forge_mounts_state_check() {
-	forge_msc_state=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge
-	forge_bwrap_state "$2"
-	forge_sandbox_registry "$2"
-	forge_msc_list="the state folder of sandbox $2 (its exec socket and env file)	$forge_bwrap_dir
-"
-	if [ "${forge_backend:-msb}" = bwrap ]; then
-		forge_bwrap_owner "$1"
-		[ "$forge_bwrap_data" = "$forge_bwrap_dir" ] ||
-			forge_msc_list="${forge_msc_list}the private folders of sandbox $2	$forge_bwrap_data
-"
-	fi
-	forge_msc_list="${forge_msc_list}forge's registry of sandboxes	$forge_sandbox_registry_dir
-forge's state folder	$forge_msc_state
-"
-	[ "${forge_backend:-msb}" = bwrap ] ||
-		forge_msc_list="${forge_msc_list}msb's state folder	${MSB_HOME:-${HOME:-/nonexistent}/.microsandbox}
-"
-	while [ -n "$forge_msc_list" ]; do
-		forge_msc_entry=${forge_msc_list%%'
-'*}
-		forge_msc_list=${forge_msc_list#*'
-'}
-		forge_msc_what=${forge_msc_entry%%'	'*} forge_msc_path=${forge_msc_entry#*'	'}
-		# Where the kernel finds it: the folder, and every symbolic link on
-		# the way (a sandbox that can replace one chooses the folder).
-		# (A loop leaves the path as it is, and the links met until then.)
-		if forge_path_walk "$forge_msc_path"; then
-			forge_msc_path=${forge_walk_dir%/}/$forge_walk_rest
-			forge_msc_path=${forge_msc_path%/}
-		fi
-		forge_msc_links=$forge_walk_links
-		forge_msc_rest=$forge_mounts
-		while [ -n "$forge_msc_rest" ]; do
-			forge_msc_line=${forge_msc_rest%%'
-'*}
-			forge_msc_rest=${forge_msc_rest#*'
-'}
-			[ "${forge_msc_line%% *}" = rw ] || continue
-			forge_msc_mount=${forge_msc_line#* }
-			if forge_path_within "$forge_msc_path" "$forge_msc_mount" || forge_path_within "$forge_msc_mount" "$forge_msc_path"; then
-				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_what, $forge_msc_path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
-			fi
-			forge_msc_lrest=$forge_msc_links
-			while [ -n "$forge_msc_lrest" ]; do
-				forge_msc_link=${forge_msc_lrest%%'
-'*}
-				forge_msc_lrest=${forge_msc_lrest#*'
-'}
-				forge_path_within "$forge_msc_link" "$forge_msc_mount" || continue
-				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_link, a symbolic link on the way to $forge_msc_what, $forge_msc_path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
-			done
-		done
-	done
-}
-
 # forge_mounts_holds_rw PATH: true when an accepted read-write mount lies
 # inside PATH (or is PATH); sets forge_mounts_project_holds to the first.
 forge_mounts_holds_rw() {
-	forge_mhr_rest=$forge_mounts
-	while [ -n "$forge_mhr_rest" ]; do
-		forge_mhr_line=${forge_mhr_rest%%'
+	local line rest
+	rest=$forge_mounts
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_mhr_rest=${forge_mhr_rest#*'
+		rest=${rest#*'
 '}
-		[ "${forge_mhr_line%% *}" = rw ] || continue
-		if forge_path_within "${forge_mhr_line#* }" "$1"; then
-			forge_mounts_project_holds=${forge_mhr_line#* }
+		[ "${line%% *}" = rw ] || continue
+		if forge_path_within "${line#* }" "$1"; then
+			forge_mounts_project_holds=${line#* }
 			return 0
 		fi
 	done
@@ -647,48 +468,15 @@ forge_mounts_absolute() {
 # there is none: a bare repository, or a git dir not named .git (git itself
 # cannot tell where that repository's main worktree is).
 forge_mounts_project() {
+	local bare
 	case $forge_mp_common in */?*/.git) ;; *) return 1 ;; esac
-	forge_mp_bare=$(forge_git --git-dir="$forge_mp_common" config --bool core.bare 2>/dev/null) || forge_mp_bare=false
-	[ "$forge_mp_bare" != true ] || return 1
+	bare=$(forge_git --git-dir="$forge_mp_common" config --bool core.bare 2>/dev/null) || bare=false
+	[ "$bare" != true ] || return 1
 	forge_mp_project=${forge_mp_common%/.git}
 	[ -d "$forge_mp_project" ]
 }
 
 # --- the plan of an isolated copy (forge-verify --isolated --sandbox) ----------
-
-# forge_mounts_hidden_set: sets forge_mounts_hidden to the paths a copy's
-# sandbox must not see, one per line: the source worktree forge_mounts_source
-# and its git dir and common dir (canonical). Empty without a source.
-forge_mounts_hidden_set() {
-	forge_mounts_hidden=
-	[ -n "${forge_mounts_source:-}" ] || return 0
-	forge_mounts_hidden=$forge_mounts_source'
-'
-	forge_git_common_dir "$forge_mounts_source" || forge_die 69 "cannot find the git common dir of $forge_mounts_source"
-	forge_canon_dir "$forge_git_dir" || forge_die 69 "cannot resolve the git dir $forge_git_dir"
-	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
-'
-	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
-	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
-'
-}
-
-# forge_mounts_hidden_ok PATH WHAT: true when PATH (canonical) neither is,
-# holds nor lies in a hidden path; otherwise warns (naming WHAT) and returns 1.
-forge_mounts_hidden_ok() {
-	forge_mho_rest=${forge_mounts_hidden:-}
-	while [ -n "$forge_mho_rest" ]; do
-		forge_mho_path=${forge_mho_rest%%'
-'*}
-		forge_mho_rest=${forge_mho_rest#*'
-'}
-		if forge_path_within "$1" "$forge_mho_path" || forge_path_within "$forge_mho_path" "$1"; then
-			forge_warn "$2: $1 is not mounted in the sandbox of an isolated copy: it would show the real worktree or its repository ($forge_mho_path)"
-			return 1
-		fi
-	done
-	return 0
-}
 
 # forge_mounts_borrowed STORES: offers, read-only, the object stores an
 # isolated copy borrows, as forge_copy_repo recorded them when it wrote the
@@ -698,13 +486,14 @@ forge_mounts_hidden_ok() {
 # source's worktree could have written the source's, and the copy's own is
 # in its read-write mount.
 forge_mounts_borrowed() {
-	forge_mb_rest=$1
-	while [ -n "$forge_mb_rest" ]; do
-		forge_mb_path=${forge_mb_rest%%'
+	local path rest
+	rest=$1
+	while [ -n "$rest" ]; do
+		path=${rest%%'
 '*}
-		forge_mb_rest=${forge_mb_rest#*'
+		rest=${rest#*'
 '}
-		forge_canon_dir "$forge_mb_path" || continue
+		forge_canon_dir "$path" || continue
 		forge_mounts_optional "$forge_canon" 'object store' || continue
 		forge_mounts_candidate ro "$forge_canon" 'object store'
 	done

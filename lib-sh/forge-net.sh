@@ -1,6 +1,7 @@
 # forge-net.sh — the network of a namespace (bwrap) sandbox, SPEC 4.5.
 #
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 #
 # The interface forge-bwrap.sh uses (every STATEDIR is the sandbox's state
 # folder, owned by the invoker; every function exits with SPEC 2's codes):
@@ -84,27 +85,28 @@ forge_net_proxy_start() {
 # forge_net_egress_start STATEDIR RULESFILE NAME: forge-egress on
 # STATEDIR/NAME.sock, its PID in STATEDIR/NAME.pid.
 forge_net_egress_start() {
-	forge_np_dir=$1 forge_np_rules=$2 forge_np_name=$3
-	if [ ! -d "$forge_np_dir" ] || [ -L "$forge_np_dir" ]; then
-		forge_die 73 "$forge_np_dir: not a folder"
+	local dir n name pid rules
+	dir=$1 rules=$2 name=$3
+	if [ ! -d "$dir" ] || [ -L "$dir" ]; then
+		forge_die 73 "$dir: not a folder"
 	fi
-	[ -f "$forge_np_rules" ] || forge_die 65 "$forge_np_rules: the allow-list file is missing"
+	[ -f "$rules" ] || forge_die 65 "$rules: the allow-list file is missing"
 	forge_helper_path forge-egress
-	forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
+	forge_net_pid_stop "$dir/$name.pid"
 	# A socket left by a killed run would look ready at once.
-	if [ -S "$forge_np_dir/$forge_np_name.sock" ]; then rm -f -- "$forge_np_dir/$forge_np_name.sock"; fi
+	if [ -S "$dir/$name.sock" ]; then rm -f -- "$dir/$name.sock"; fi
 	# --control: live grants (forge-egress-live.sh) on STATEDIR/egress.ctl.
-	"$forge_helper" --log "$forge_np_dir" --control "$forge_np_dir" -- "$forge_np_dir/$forge_np_name.sock" "$forge_np_rules" \
-		</dev/null >/dev/null 2>"$forge_np_dir/$forge_np_name.err" &
-	printf '%s\n' "$!" >"$forge_np_dir/$forge_np_name.pid"
-	forge_np_pid=$! forge_np_n=0
-	while [ ! -S "$forge_np_dir/$forge_np_name.sock" ]; do
-		if ! kill -0 "$forge_np_pid" 2>/dev/null || [ "$forge_np_n" -ge 100 ]; then
-			forge_net_pid_stop "$forge_np_dir/$forge_np_name.pid"
-			forge_die 69 "forge-egress did not start: $(cat -- "$forge_np_dir/$forge_np_name.err" 2>/dev/null)"
+	"$forge_helper" --log "$dir" --control "$dir" -- "$dir/$name.sock" "$rules" \
+		</dev/null >/dev/null 2>"$dir/$name.err" &
+	printf '%s\n' "$!" >"$dir/$name.pid"
+	pid=$! n=0
+	while [ ! -S "$dir/$name.sock" ]; do
+		if ! kill -0 "$pid" 2>/dev/null || [ "$n" -ge 100 ]; then
+			forge_net_pid_stop "$dir/$name.pid"
+			forge_die 69 "forge-egress did not start: $(cat -- "$dir/$name.err" 2>/dev/null)"
 		fi
 		sleep 0.05
-		forge_np_n=$((forge_np_n + 1))
+		n=$((n + 1))
 	done
 }
 
@@ -119,24 +121,26 @@ forge_net_relay_path() {
 }
 
 forge_net_proxy_env() {
-	forge_ne_auth=
+	local auth name
+	auth=
 	if [ -n "${1:-}" ] && [ -f "$1/mitm/token" ]; then
-		forge_ne_auth="forge:$(cat -- "$1/mitm/token")@"
+		auth="forge:$(cat -- "$1/mitm/token")@"
 	fi
-	for forge_ne_name in HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy; do
-		printf '%s=http://%s127.0.0.1:3128\n' "$forge_ne_name" "$forge_ne_auth"
+	for name in HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy; do
+		printf '%s=http://%s127.0.0.1:3128\n' "$name" "$auth"
 	done
 	printf 'NO_PROXY=localhost,127.0.0.1,::1\nno_proxy=localhost,127.0.0.1,::1\n'
 }
 
 forge_net_open_check() {
+	local tool tools
 	forge_net_missing=
-	forge_nc_tools='slirp4netns nft nsenter ip'
+	tools='slirp4netns nft nsenter ip'
 	# Not root: python3 finds the user namespace that owns the sandbox's network.
-	if [ "$(id -u)" != 0 ]; then forge_nc_tools="$forge_nc_tools python3"; fi
-	for forge_nc_tool in $forge_nc_tools; do
-		command -v "$forge_nc_tool" >/dev/null 2>&1 ||
-			forge_net_missing="${forge_net_missing:+$forge_net_missing, }$forge_nc_tool"
+	if [ "$(id -u)" != 0 ]; then tools="$tools python3"; fi
+	for tool in $tools; do
+		command -v "$tool" >/dev/null 2>&1 ||
+			forge_net_missing="${forge_net_missing:+$forge_net_missing, }$tool"
 	done
 	# slirp4netns opens it as the invoker (some hosts make it root-only).
 	if [ "$(id -u)" != 0 ] && { [ ! -r /dev/net/tun ] || [ ! -w /dev/net/tun ]; }; then
@@ -151,8 +155,9 @@ forge_net_open_check() {
 # whole, nft cannot look inside them), and this host's own addresses (every
 # interface, from `ip`).
 forge_net_nft_rules() {
-	forge_nr_v4=$(ip -o -4 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
-	forge_nr_v6=$(ip -o -6 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
+	local v4 v6
+	v4=$(ip -o -4 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
+	v6=$(ip -o -6 addr show | awk '{ sub(/\/.*/, "", $4); printf "%s%s", sep, $4; sep = ", " }')
 	cat <<EOF
 table inet forge_egress {
 	chain output {
@@ -163,10 +168,10 @@ table inet forge_egress {
 		ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/4, 240.0.0.0/4 } reject with icmp type admin-prohibited
 		ip6 daddr { ::/96, ::ffff:0:0/96, ::ffff:0:0:0/96, 64:ff9b::/96, 64:ff9b:1::/48, 2001::/32, 2002::/16, fc00::/7, fe80::/10, fec0::/10, ff00::/8 } reject with icmpv6 type admin-prohibited
 EOF
-	[ -z "$forge_nr_v4" ] ||
-		printf '\t\tip daddr { %s } reject with icmp type admin-prohibited\n' "$forge_nr_v4"
-	[ -z "$forge_nr_v6" ] ||
-		printf '\t\tip6 daddr { %s } reject with icmpv6 type admin-prohibited\n' "$forge_nr_v6"
+	[ -z "$v4" ] ||
+		printf '\t\tip daddr { %s } reject with icmp type admin-prohibited\n' "$v4"
+	[ -z "$v6" ] ||
+		printf '\t\tip6 daddr { %s } reject with icmpv6 type admin-prohibited\n' "$v6"
 	printf '\t}\n}\n'
 }
 
@@ -176,7 +181,8 @@ EOF
 # sandbox's network. Root runs CMD as it is. (nsenter cannot name that user
 # namespace: no process lives in it; ioctl NS_GET_USERNS finds it.)
 forge_net_owner_exec() {
-	forge_no_target=$1
+	local target
+	target=$1
 	shift
 	if [ "$(id -u)" = 0 ]; then
 		${forge_net_exec:-} "$@"
@@ -190,14 +196,15 @@ if libc.setns(owner, 0x10000000) != 0:  # CLONE_NEWUSER
     sys.exit("forge: error: cannot enter the sandbox user namespace: " + os.strerror(ctypes.get_errno()))
 os.close(owner)
 os.close(net)
-os.execvp(sys.argv[2], sys.argv[2:])' "$forge_no_target" "$@"
+os.execvp(sys.argv[2], sys.argv[2:])' "$target" "$@"
 }
 
 # forge_net_nsenter PID CMD...: runs CMD in the network namespace of PID.
 forge_net_nsenter() {
-	forge_ns_pid=$1
+	local pid
+	pid=$1
 	shift
-	forge_net_owner_exec "$forge_ns_pid" nsenter --target "$forge_ns_pid" --net -- "$@"
+	forge_net_owner_exec "$pid" nsenter --target "$pid" --net -- "$@"
 }
 
 # forge_net_rules_install PID: the nft rules of open mode, in the network
@@ -208,30 +215,31 @@ forge_net_rules_install() {
 }
 
 forge_net_open_start() {
-	forge_no_pid=$1 forge_no_dir=$2
+	local dir n pid slirp
+	pid=$1 dir=$2
 	forge_net_open_check ||
 		forge_die 69 "open egress needs $forge_net_missing (Debian: apt-get install slirp4netns nftables util-linux iproute2)"
-	case $forge_no_pid in '' | *[!0-9]*) forge_die 64 "not a PID: $forge_no_pid" ;; esac
-	[ -e "/proc/$forge_no_pid/ns/net" ] || forge_die 69 "no process $forge_no_pid"
+	case $pid in '' | *[!0-9]*) forge_die 64 "not a PID: $pid" ;; esac
+	[ -e "/proc/$pid/ns/net" ] || forge_die 69 "no process $pid"
 	# The rules go in before the interface exists: no moment without them.
-	forge_net_rules_install "$forge_no_pid"
-	forge_net_pid_stop "$forge_no_dir/slirp.pid"
+	forge_net_rules_install "$pid"
+	forge_net_pid_stop "$dir/slirp.pid"
 	# slirp4netns stays in this host's network namespace; its child joins the
 	# sandbox's to make tap0.
 	# exec (forge_net_exec): the PID below is slirp4netns's own, which
 	# forge_net_open_stop stops, not a subshell's that would leave it running.
-	(forge_net_exec='exec' forge_net_owner_exec "$forge_no_pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
-		--enable-sandbox --enable-seccomp --netns-type=path "/proc/$forge_no_pid/ns/net" tap0) \
-		</dev/null >"$forge_no_dir/slirp.log" 2>&1 &
-	printf '%s\n' "$!" >"$forge_no_dir/slirp.pid"
-	forge_no_slirp=$! forge_no_n=0
-	until forge_net_nsenter "$forge_no_pid" ip -o -4 addr show dev tap0 2>/dev/null | grep -q ' 10\.0\.2\.100/'; do
-		if ! kill -0 "$forge_no_slirp" 2>/dev/null || [ "$forge_no_n" -ge 100 ]; then
-			forge_net_pid_stop "$forge_no_dir/slirp.pid"
-			forge_die 69 "slirp4netns did not start: $(tail -n 3 -- "$forge_no_dir/slirp.log" 2>/dev/null)"
+	(forge_net_exec='exec' forge_net_owner_exec "$pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
+		--enable-sandbox --enable-seccomp --netns-type=path "/proc/$pid/ns/net" tap0) \
+		</dev/null >"$dir/slirp.log" 2>&1 &
+	printf '%s\n' "$!" >"$dir/slirp.pid"
+	slirp=$! n=0
+	until forge_net_nsenter "$pid" ip -o -4 addr show dev tap0 2>/dev/null | grep -q ' 10\.0\.2\.100/'; do
+		if ! kill -0 "$slirp" 2>/dev/null || [ "$n" -ge 100 ]; then
+			forge_net_pid_stop "$dir/slirp.pid"
+			forge_die 69 "slirp4netns did not start: $(tail -n 3 -- "$dir/slirp.log" 2>/dev/null)"
 		fi
 		sleep 0.05
-		forge_no_n=$((forge_no_n + 1))
+		n=$((n + 1))
 	done
 }
 
@@ -246,54 +254,56 @@ forge_net_free_port() {
 
 # forge_net_wait_port PID PORT: waits until 127.0.0.1:PORT accepts, while PID lives.
 forge_net_wait_port() {
-	forge_nw_n=0
+	local n
+	n=0
 	until python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$2" 2>/dev/null; do
-		kill -0 "$1" 2>/dev/null && [ "$forge_nw_n" -lt 150 ] || return 1
+		kill -0 "$1" 2>/dev/null && [ "$n" -lt 150 ] || return 1
 		sleep 0.1
-		forge_nw_n=$((forge_nw_n + 1))
+		n=$((n + 1))
 	done
 }
 
 forge_net_secrets_start() {
-	forge_ns_dir=$1 forge_ns_rules=$2 forge_ns_secrets=$3
+	local dir front n rules secrets up
+	dir=$1 rules=$2 secrets=$3
 	command -v mitmdump >/dev/null 2>&1 ||
 		forge_die 69 "secrets need mitmproxy's mitmdump (Debian: apt-get install mitmproxy)"
-	[ -f "$forge_ns_secrets" ] || forge_die 65 "$forge_ns_secrets: the secrets file is missing"
-	forge_net_secrets_stop "$forge_ns_dir"
+	[ -f "$secrets" ] || forge_die 65 "$secrets: the secrets file is missing"
+	forge_net_secrets_stop "$dir"
 	# 1. forge-egress decides, behind a TCP relay mitmdump can use as upstream.
-	forge_net_egress_start "$forge_ns_dir" "$forge_ns_rules" upstream
+	forge_net_egress_start "$dir" "$rules" upstream
 	forge_net_relay_path
-	forge_ns_up=$(forge_net_free_port) forge_ns_front=$(forge_net_free_port)
-	"$forge_net_relay" "127.0.0.1:$forge_ns_up" "$forge_ns_dir/upstream.sock" </dev/null >/dev/null 2>&1 &
-	printf '%s\n' "$!" >"$forge_ns_dir/relay-upstream.pid"
+	up=$(forge_net_free_port) front=$(forge_net_free_port)
+	"$forge_net_relay" "127.0.0.1:$up" "$dir/upstream.sock" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$dir/relay-upstream.pid"
 	# 2. mitmdump: a CA and a token per sandbox, owner-only, made once.
-	(umask 077 && mkdir -p -- "$forge_ns_dir/mitm") || forge_die 73 "cannot create $forge_ns_dir/mitm"
-	if [ ! -s "$forge_ns_dir/mitm/token" ]; then
-		(umask 077 && od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$forge_ns_dir/mitm/token") ||
-			forge_die 73 "cannot write $forge_ns_dir/mitm/token"
+	(umask 077 && mkdir -p -- "$dir/mitm") || forge_die 73 "cannot create $dir/mitm"
+	if [ ! -s "$dir/mitm/token" ]; then
+		(umask 077 && od -An -N16 -tx1 /dev/urandom | tr -d ' \n' >"$dir/mitm/token") ||
+			forge_die 73 "cannot write $dir/mitm/token"
 	fi
-	(umask 077 && printf 'proxyauth: "forge:%s"\n' "$(cat -- "$forge_ns_dir/mitm/token")" \
-		>"$forge_ns_dir/mitm/config.yaml") || forge_die 73 "cannot write $forge_ns_dir/mitm/config.yaml"
-	set -- --quiet --set confdir="$forge_ns_dir/mitm" --listen-host 127.0.0.1 --listen-port "$forge_ns_front" \
-		--mode "upstream:http://127.0.0.1:$forge_ns_up" --set connection_strategy=eager \
-		-s "$(forge_libsh_dir)/forge-secrets.py" --set forge_secrets="$forge_ns_secrets"
+	(umask 077 && printf 'proxyauth: "forge:%s"\n' "$(cat -- "$dir/mitm/token")" \
+		>"$dir/mitm/config.yaml") || forge_die 73 "cannot write $dir/mitm/config.yaml"
+	set -- --quiet --set confdir="$dir/mitm" --listen-host 127.0.0.1 --listen-port "$front" \
+		--mode "upstream:http://127.0.0.1:$up" --set connection_strategy=eager \
+		-s "$(forge_libsh_dir)/forge-secrets.py" --set forge_secrets="$secrets"
 	if [ -n "${FORGE_SECRETS_UPSTREAM_CA:-}" ]; then
 		set -- "$@" --set ssl_verify_upstream_trusted_ca="$FORGE_SECRETS_UPSTREAM_CA"
 	fi
-	mitmdump "$@" </dev/null >"$forge_ns_dir/mitm/mitmdump.log" 2>&1 &
-	printf '%s\n' "$!" >"$forge_ns_dir/mitm.pid"
-	forge_net_wait_port "$!" "$forge_ns_front" || {
-		forge_net_secrets_stop "$forge_ns_dir"
-		forge_die 69 "mitmdump did not start: $(tail -n 3 -- "$forge_ns_dir/mitm/mitmdump.log" 2>/dev/null)"
+	mitmdump "$@" </dev/null >"$dir/mitm/mitmdump.log" 2>&1 &
+	printf '%s\n' "$!" >"$dir/mitm.pid"
+	forge_net_wait_port "$!" "$front" || {
+		forge_net_secrets_stop "$dir"
+		forge_die 69 "mitmdump did not start: $(tail -n 3 -- "$dir/mitm/mitmdump.log" 2>/dev/null)"
 	}
 	# 3. The socket the sandbox's relay connects to.
-	"$forge_net_relay" --reverse "$forge_ns_dir/egress.sock" "127.0.0.1:$forge_ns_front" </dev/null >/dev/null 2>&1 &
-	printf '%s\n' "$!" >"$forge_ns_dir/egress.pid"
-	forge_ns_n=0
-	until [ -S "$forge_ns_dir/egress.sock" ]; do
-		[ "$forge_ns_n" -lt 100 ] || forge_die 69 "the secrets proxy's socket did not appear"
+	"$forge_net_relay" --reverse "$dir/egress.sock" "127.0.0.1:$front" </dev/null >/dev/null 2>&1 &
+	printf '%s\n' "$!" >"$dir/egress.pid"
+	n=0
+	until [ -S "$dir/egress.sock" ]; do
+		[ "$n" -lt 100 ] || forge_die 69 "the secrets proxy's socket did not appear"
 		sleep 0.05
-		forge_ns_n=$((forge_ns_n + 1))
+		n=$((n + 1))
 	done
 }
 
@@ -325,19 +335,20 @@ forge_net_secrets_stop() {
 #                   so that the token is on no command line.
 
 # forge_net_mode EGRESS SECRETS: sets forge_net_mode to what the sandbox's
-# network is, from forge-sandbox's recorded egress flags EGRESS and its
-# SECRETS (ENV@HOST,... lines): "restricted" when every connection goes
+# network is, from the plan's egress mode EGRESS (open, allow or deny) and
+# its SECRETS (ENV@HOST,... lines): "restricted" when every connection goes
 # through forge's proxy (an allow-list; or open egress with secrets, whose
 # values only a proxy can substitute: SPEC 4.5, then forge-egress allows
 # every public destination), "open" otherwise (slirp4netns and nft).
 forge_net_mode() {
-	if [ -n "$1" ] || [ -n "$2" ]; then forge_net_mode=restricted; else forge_net_mode=open; fi
+	if [ "$1" != open ] || [ -n "$2" ]; then forge_net_mode=restricted; else forge_net_mode=open; fi
 }
 
 # forge_net_bwrap_render DATADIR MODE SECRETS: adds the bwrap arguments
 # of MODE (restricted or open) to forge_bwrap_plan: what the sandbox must
 # see at start. Writes nothing (plan uses it too).
 forge_net_bwrap_render() {
+	local line name rest
 	case $2 in
 	restricted)
 		forge_net_relay_path
@@ -346,42 +357,44 @@ forge_net_bwrap_render() {
 		if [ -n "$3" ]; then
 			# The proxy variables from fd 6 (proxy.args); the CA trusted.
 			forge_bwrap_add --args 6 --ro-bind "$1/ca-bundle.crt" /etc/ssl/certs/ca-certificates.crt
-			for forge_nbr_name in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS; do
-				forge_bwrap_add --setenv "$forge_nbr_name" /etc/ssl/certs/ca-certificates.crt
+			for name in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS; do
+				forge_bwrap_add --setenv "$name" /etc/ssl/certs/ca-certificates.crt
 			done
 			# Each secret's variable holds its placeholder, as under msb.
-			forge_nbr_rest=$3
-			while [ -n "$forge_nbr_rest" ]; do
-				forge_nbr_line=${forge_nbr_rest%%'
+			rest=$3
+			while [ -n "$rest" ]; do
+				line=${rest%%'
 '*}
-				forge_nbr_rest=${forge_nbr_rest#"$forge_nbr_line"}
-				forge_nbr_rest=${forge_nbr_rest#'
+				rest=${rest#"$line"}
+				rest=${rest#'
 '}
-				[ -z "$forge_nbr_line" ] ||
-					forge_bwrap_add --setenv "${forge_nbr_line%%@*}" "\$MSB_${forge_nbr_line%%@*}"
+				[ -z "$line" ] ||
+					forge_bwrap_add --setenv "${line%%@*}" "\$MSB_${line%%@*}"
 			done
 			return 0
 		fi
 		# Set inside, never taken from the host.
-		for forge_nbr_line in $(forge_net_proxy_env ""); do
-			forge_bwrap_add --setenv "${forge_nbr_line%%=*}" "${forge_nbr_line#*=}"
+		for line in $(forge_net_proxy_env ""); do
+			forge_bwrap_add --setenv "${line%%=*}" "${line#*=}"
 		done
 		;;
 	open) forge_bwrap_add --ro-bind "$1/net/resolv.conf" /etc/resolv.conf ;;
 	esac
 }
 
-# forge_net_bwrap_prepare STATEDIR MODE EGRESS SECRETS CABUNDLE DATADIR: before the
-# sandbox starts: stops what a previous run left, refuses (69) when MODE
-# cannot be enforced here, makes STATEDIR/net, and for restricted starts
-# forge-egress with the allow@ entries of EGRESS (forge-sandbox's recorded
-# egress flags; none: "*", open egress through the proxy), or with SECRETS
-# (ENV@HOST,... lines) the secrets proxy in front of it, and moves the socket into STATEDIR/net. CABUNDLE: the root
-# filesystem's CA bundle, which ca-bundle.crt extends. Files in DATADIR are
-# written as forge_bwrap_owner (forge_bwrap_as_owner); an allow-list in a
-# sandbox root starts for another user is refused (69): forge-egress would
-# run as root, with a socket the sandbox's user cannot use.
+# forge_net_bwrap_prepare STATEDIR MODE EGRESS HOSTS SECRETS CABUNDLE DATADIR:
+# before the sandbox starts: stops what a previous run left, refuses (69)
+# when MODE cannot be enforced here, makes STATEDIR/net, and for restricted
+# starts forge-egress with the plan's egress: EGRESS its mode (open, allow or
+# deny), HOSTS its allowed hosts one a line (open: "*", every public
+# destination through the proxy), or with SECRETS (ENV@HOST,... lines) the
+# secrets proxy in front of it, and moves the socket into STATEDIR/net.
+# CABUNDLE: the root filesystem's CA bundle, which ca-bundle.crt extends.
+# Files in DATADIR are written as forge_bwrap_owner (forge_bwrap_as_owner);
+# an allow-list in a sandbox root starts for another user is refused (69):
+# forge-egress would run as root, with a socket the sandbox's user cannot use.
 forge_net_bwrap_prepare() {
+	local line
 	forge_net_bwrap_stop "$1"
 	rm -f -- "$1/proxy.args" "$1/secrets"
 	(umask 077 && : >"$1/proxy.args") || forge_die 73 "cannot write $1/proxy.args"
@@ -401,37 +414,31 @@ forge_net_bwrap_prepare() {
 		done
 		rm -f -- "$1/ca-bundle.crt" && mkdir -p -- "$1/net" && [ -d "$1/net" ] || exit
 		rm -f -- "$1/net/resolv.conf" || exit
-		[ "$2" != open ] || printf "nameserver 10.0.2.3\n" >"$1/net/resolv.conf"' sh "$6" "$2" ||
-		forge_die 73 "cannot prepare $6/net for the sandbox's network"
+		[ "$2" != open ] || printf "nameserver 10.0.2.3\n" >"$1/net/resolv.conf"' sh "$7" "$2" ||
+		forge_die 73 "cannot prepare $7/net for the sandbox's network"
 	case $2 in
 	restricted)
-		# The allow@ targets, one a line; "--net-default deny" alone: none;
-		# no flags at all (open egress with secrets): every public host.
-		if [ -z "$3" ]; then
+		# The allowed hosts, one a line; deny: none; open egress with
+		# secrets: every public host.
+		if [ "$3" = open ]; then
 			printf '*\n' >"$1/rules"
 		else
-			# set -f: a "*.x" rule is no pattern for the files here.
-			(
-				set -f
-				for forge_nbp_w in $3; do
-					case $forge_nbp_w in allow@?*) printf '%s\n' "${forge_nbp_w#allow@}" ;; esac
-				done
-			) >"$1/rules"
+			printf '%s' "$4" >"$1/rules"
 		fi || forge_die 73 "cannot write $1/rules"
 		# Closed: the lock (fd 8) and anything else the caller holds.
-		if [ -z "$4" ]; then
+		if [ -z "$5" ]; then
 			forge_net_proxy_start "$1" "$1/rules" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
 		else
-			(umask 077 && printf '%s' "$4" >"$1/secrets") || forge_die 73 "cannot write $1/secrets"
+			(umask 077 && printf '%s' "$5" >"$1/secrets") || forge_die 73 "cannot write $1/secrets"
 			forge_net_secrets_start "$1" "$1/rules" "$1/secrets" 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
-			[ -f "$5" ] || forge_die 69 "no CA bundle at $5 in the sandbox's root filesystem: cannot make it trust the secrets proxy"
-			cat -- "$5" "$1/mitm/mitmproxy-ca-cert.pem" >"$6/ca-bundle.crt" ||
-				forge_die 73 "cannot write $6/ca-bundle.crt"
-			forge_net_proxy_env "$1" | while IFS= read -r forge_nbp_line; do
-				printf -- '--setenv\0%s\0%s\0' "${forge_nbp_line%%=*}" "${forge_nbp_line#*=}"
+			[ -f "$6" ] || forge_die 69 "no CA bundle at $6 in the sandbox's root filesystem: cannot make it trust the secrets proxy"
+			cat -- "$6" "$1/mitm/mitmproxy-ca-cert.pem" >"$7/ca-bundle.crt" ||
+				forge_die 73 "cannot write $7/ca-bundle.crt"
+			forge_net_proxy_env "$1" | while IFS= read -r line; do
+				printf -- '--setenv\0%s\0%s\0' "${line%%=*}" "${line#*=}"
 			done >"$1/proxy.args" || forge_die 73 "cannot write $1/proxy.args"
 		fi
-		mv -f -- "$1/egress.sock" "$6/net/egress.sock" || forge_die 73 "cannot move the egress socket into $6/net"
+		mv -f -- "$1/egress.sock" "$7/net/egress.sock" || forge_die 73 "cannot move the egress socket into $7/net"
 		;;
 	esac
 }

@@ -1,8 +1,12 @@
-# forge-sandbox.sh — one msb sandbox per git worktree (SPEC 4.1, 4.3): its
-# name, the create argv ("the plan") built from the configuration, and the
-# up / rm / prune logic over the msb calls of forge-msb.sh.
+# forge-sandbox.sh — one sandbox per git worktree, whichever the backend
+# (SPEC 4.1, 4.5): its name, the configuration the mount plan reads, the
+# registry, the records of what it was created with and their drift, the
+# bring-up lock, the choice of backend, doctor for both, and one prune loop.
+# The plan is forge-plan.sh's; each backend's renderer and lifecycle are
+# forge-msb.sh's and forge-bwrap.sh's.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
+# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
 
 # --- naming ------------------------------------------------------------------
 
@@ -23,33 +27,35 @@ forge_sandbox_locate() {
 # one '-', '-' and '.' trimmed at both ends, cut to 40, "sandbox" if empty);
 # h the first 8 hex digits of the SHA-256 of ROOT, the worktree's real path.
 forge_sandbox_name_of() {
-	forge_sn_base=${1%/}
-	forge_sn_base=${forge_sn_base##*/}
-	case $forge_sn_base in
-	'' | *[!abcdefghijklmnopqrstuvwxyz0123456789.-]* | [.-]* | *[.-]) forge_sn_slug= ;;
-	*) forge_sn_slug=$forge_sn_base ;;
+	local base hash slug
+	base=${1%/}
+	base=${base##*/}
+	case $base in
+	'' | *[!abcdefghijklmnopqrstuvwxyz0123456789.-]* | [.-]* | *[.-]) slug= ;;
+	*) slug=$base ;;
 	esac
 	# A name that is its own slug (the common case) costs no process.
-	if [ -z "$forge_sn_slug" ] || [ "${#forge_sn_slug}" -gt 40 ]; then
-		forge_sn_slug=$(printf '%s' "$forge_sn_base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
+	if [ -z "$slug" ] || [ "${#slug}" -gt 40 ]; then
+		slug=$(printf '%s' "$base" | LC_ALL=C tr 'A-Z\n' 'a-z_' |
 			LC_ALL=C sed -e 's/[^a-z0-9.-][^a-z0-9.-]*/-/g' -e 's/^[.-]*//' -e 's/[.-]*$//' \
 				-e 's/^\(.\{40\}\).*/\1/')
 	fi
-	[ -n "$forge_sn_slug" ] || forge_sn_slug=sandbox
-	forge_sn_hash=$(printf '%s' "$1" | forge_sha256) || return 1
-	forge_sandbox_name=forge-$forge_sn_slug-${forge_sn_hash%"${forge_sn_hash#????????}"}
+	[ -n "$slug" ] || slug=sandbox
+	hash=$(printf '%s' "$1" | forge_sha256) || return 1
+	forge_sandbox_name=forge-$slug-${hash%"${hash#????????}"}
 }
 
 # forge_sha256: prints the hex SHA-256 of standard input.
 forge_sha256() {
+	local line
 	if command -v sha256sum >/dev/null 2>&1; then
-		forge_sha256_line=$(sha256sum) || return 1
+		line=$(sha256sum) || return 1
 	elif command -v openssl >/dev/null 2>&1; then
-		forge_sha256_line=$(openssl dgst -sha256 -r) || return 1
+		line=$(openssl dgst -sha256 -r) || return 1
 	else
-		forge_sha256_line=$(shasum -a 256) || return 1
+		line=$(shasum -a 256) || return 1
 	fi
-	printf '%s\n' "${forge_sha256_line%% *}"
+	printf '%s\n' "${line%% *}"
 }
 
 # forge_sandbox_volumes NAME: sets forge_sandbox_docker_volume and
@@ -60,41 +66,6 @@ forge_sandbox_volumes() {
 }
 
 # --- configuration -------------------------------------------------------------
-
-# forge_sandbox_config: extracts the sandbox keys of the merged configuration
-# (forge_config_load first) with one jq run into forge_sandbox_cfg: one
-# "TAG<TAB>KEY<TAB>VALUE" line per value, KEY naming it for messages. A value
-# with a newline or NUL byte comes as "X<TAB>TAG<TAB>KEY" instead, so that
-# every line is one value and no value is ever split.
-forge_sandbox_config() {
-	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_sandbox_cfg=$(printf '%s' "$forge_config" | jq -r '
-	def bad: explode | any(. == 0 or . == 10);
-	def out($tag; $key; $v):
-	  ($v | if type == "string" then . else tojson end) as $s
-	  | if ($s | bad) then "X\t\($tag)\t\($key)" else "\($tag)\t\($key)\t\($s)" end;
-	.sandbox as $s
-	| out("image"; "sandbox.image"; $s.image),
-	  out("memory"; "sandbox.resources.memory"; $s.resources.memory),
-	  out("cpus"; "sandbox.resources.cpus"; $s.resources.cpus),
-	  out("dockerDisk"; "sandbox.resources.dockerDisk"; $s.resources.dockerDisk),
-	  out("cacheDisk"; "sandbox.resources.cacheDisk"; $s.resources.cacheDisk),
-	  out("projro"; "sandbox.mountProjectReadonly"; $s.mountProjectReadonly),
-	  (if $s.toolOutputDir == null then empty else out("toolout"; "sandbox.toolOutputDir"; $s.toolOutputDir) end),
-	  (if $s.scratchDir == null then empty else out("scratch"; "sandbox.scratchDir"; $s.scratchDir) end),
-	  ($s.mounts // [] | to_entries[] | .key as $i | .value
-	    | out(if .readonly == false then "mount_rw" else "mount_ro" end; "sandbox.mounts[\($i)]"; .host // "")),
-	  (.loop.allowExternalDirectories // [] | to_entries[]
-	    | out("ext"; "loop.allowExternalDirectories[\(.key)]"; .value)),
-	  ($s.network.allow // [] | to_entries[] | out("allow"; "sandbox.network.allow[\(.key)]"; .value)),
-	  ($s.network.env // [] | to_entries[] | out("env"; "sandbox.network.env[\(.key)]"; .value)),
-	  ($s.network.secrets // [] | to_entries[] | .key as $i | .value
-	    | out("secret"; "sandbox.network.secrets[\($i)]"; .env // ""),
-	      (.hosts // [] | to_entries[] | out("shost"; "sandbox.network.secrets[\($i)].hosts[\(.key)]"; .value)))
-	') || forge_die 70 "jq failed while reading the sandbox configuration"
-	forge_sandbox_cfg=$forge_sandbox_cfg'
-'
-}
 
 # forge_sandbox_cfg_split LINE: sets forge_cfg_tag, forge_cfg_key and
 # forge_cfg_val from one line of forge_sandbox_cfg.
@@ -112,13 +83,14 @@ forge_sandbox_cfg_split() {
 # the value of the single-valued key TAG. Returns 1 when it is not set.
 # Exits 65 when the value has a newline or NUL byte.
 forge_sandbox_cfg_value() {
-	forge_cv_rest=$forge_sandbox_cfg
-	while [ -n "$forge_cv_rest" ]; do
-		forge_cv_line=${forge_cv_rest%%'
+	local line rest
+	rest=$forge_sandbox_cfg
+	while [ -n "$rest" ]; do
+		line=${rest%%'
 '*}
-		forge_cv_rest=${forge_cv_rest#*'
+		rest=${rest#*'
 '}
-		forge_sandbox_cfg_split "$forge_cv_line"
+		forge_sandbox_cfg_split "$line"
 		if [ "$forge_cfg_tag" = X ] && [ "${forge_cfg_key}" = "$1" ]; then
 			forge_die 65 "configuration key ${forge_cfg_val}: contains a newline or NUL byte"
 		fi
@@ -129,112 +101,19 @@ forge_sandbox_cfg_value() {
 	return 1
 }
 
-# --- sizes and cpus --------------------------------------------------------------
+# --- values -------------------------------------------------------------------
 
-# forge_size_mib VALUE KEY: sets forge_size to VALUE in msb's size syntax:
-# whole GiB as "<n>g", else whole MiB as "<n>m". VALUE is
-# <number>[k|m|g|t][i][b], case-insensitive, powers of 1024; a bare number
-# is MiB (as in msb), a bare "b" suffix bytes. Exits 65 naming KEY for
-# anything else, below 1 MiB, or a fraction of a MiB.
-forge_size_mib() {
-	forge_sz=$1 forge_sz_unit='' forge_sz_bytes=
-	case $forge_sz in [bB]) forge_sz= ;; *[bB]) forge_sz=${forge_sz%?} forge_sz_bytes=1 ;; esac
-	case $forge_sz in
-	*[kKmMgGtT][iI]) forge_sz=${forge_sz%?} forge_sz_bytes= ;;
-	*[iI]) forge_sz= ;;
-	esac
-	case $forge_sz in
-	*[kKmMgGtT]) forge_sz_unit=${forge_sz#"${forge_sz%?}"} forge_sz=${forge_sz%?} forge_sz_bytes= ;;
-	esac
-	case $forge_sz in
-	'' | . | *[!0-9.]* | *.*.*)
-		forge_die 65 "configuration key $2: invalid size '$1' (expected <number>[k|m|g|t][i][b], e.g. 8g or 512m)"
-		;;
-	esac
-	forge_sz_int=${forge_sz%%.*}
-	case $forge_sz in *.*) forge_sz_frac=${forge_sz#*.} ;; *) forge_sz_frac= ;; esac
-	while :; do case $forge_sz_int in 0*) forge_sz_int=${forge_sz_int#0} ;; *) break ;; esac; done
-	while :; do case $forge_sz_frac in *0) forge_sz_frac=${forge_sz_frac%0} ;; *) break ;; esac; done
-	if [ "$((${#forge_sz_int} + ${#forge_sz_frac}))" -gt 12 ]; then
-		forge_die 65 "configuration key $2: size '$1' is too large"
-	fi
-	# value in MiB = mantissa * num / (10^digits * den)
-	forge_sz_mant=$forge_sz_int$forge_sz_frac
-	while :; do case $forge_sz_mant in 0?*) forge_sz_mant=${forge_sz_mant#0} ;; *) break ;; esac; done
-	[ -n "$forge_sz_mant" ] || forge_sz_mant=0
-	forge_sz_den=1 forge_sz_i=0
-	while [ "$forge_sz_i" -lt "${#forge_sz_frac}" ]; do
-		forge_sz_den=$((forge_sz_den * 10)) forge_sz_i=$((forge_sz_i + 1))
-	done
-	case $forge_sz_unit in
-	[tT]) forge_sz_num=1048576 ;;
-	[gG]) forge_sz_num=1024 ;;
-	[kK]) forge_sz_num=1 forge_sz_den=$((forge_sz_den * 1024)) ;;
-	[mM]) forge_sz_num=1 ;;
-	*)
-		forge_sz_num=1
-		[ -z "$forge_sz_bytes" ] || forge_sz_den=$((forge_sz_den * 1048576))
-		;;
-	esac
-	forge_sz_num=$((forge_sz_mant * forge_sz_num))
-	if [ "$((forge_sz_num % forge_sz_den))" -ne 0 ]; then
-		[ "$forge_sz_num" -lt "$forge_sz_den" ] &&
-			forge_die 65 "configuration key $2: size '$1' is below 1 MiB"
-		forge_die 65 "configuration key $2: size '$1' is not a whole number of MiB"
-	fi
-	forge_sz_mib=$((forge_sz_num / forge_sz_den))
-	[ "$forge_sz_mib" -ge 1 ] ||
-		forge_die 65 "configuration key $2: size '$1' is below 1 MiB"
-	# 1 PiB: far beyond any sandbox, and far from overflowing msb's bytes.
-	[ "$forge_sz_mib" -le 1073741824 ] ||
-		forge_die 65 "configuration key $2: size '$1' is too large"
-	if [ "$((forge_sz_mib % 1024))" -eq 0 ]; then
-		forge_size=$((forge_sz_mib / 1024))g
-	else
-		forge_size=${forge_sz_mib}m
-	fi
-}
-
-# forge_cpus VALUE KEY: sets forge_cpus_n to VALUE floored, at least 1.
-# Exits 65 naming KEY when VALUE is not a number.
-forge_cpus() {
-	forge_cpu=${1#-}
-	case $forge_cpu in
-	'' | . | *[!0-9.]* | *.*.*)
-		forge_die 65 "configuration key $2: invalid cpu count '$1' (expected a number)"
-		;;
-	esac
-	forge_cpu=${forge_cpu%%.*}
-	while :; do case $forge_cpu in 0*) forge_cpu=${forge_cpu#0} ;; *) break ;; esac; done
-	[ "${#forge_cpu}" -le 6 ] || forge_die 65 "configuration key $2: cpu count '$1' is too large"
-	case $1 in -*) forge_cpu= ;; esac
-	[ -n "$forge_cpu" ] || forge_cpu=1
-	forge_cpus_n=$forge_cpu
-}
-
-# forge_image_ref_valid REF: true for an image reference forge passes on:
-# it starts with a letter or digit and has only [A-Za-z0-9._/:@+-].
+# forge_image_ref_valid REF: true for an image reference forge passes on
+# (plan, build-image): it starts with a letter or digit, so that no tool
+# reads it as an option, and has only [A-Za-z0-9._/:@+-], the characters of
+# docker's reference grammar ('+' separates the components of a digest's
+# algorithm, as in sha256+b64u). forge-plan.jq's image_ref is the same rule.
 forge_image_ref_valid() {
 	case $1 in
 	[A-Za-z0-9]*) ;;
 	*) return 1 ;;
 	esac
 	case $1 in *[!A-Za-z0-9._/:@+-]*) return 1 ;; esac
-}
-
-# --- the plan --------------------------------------------------------------------
-
-# forge_sandbox_env_set NAME...: sets forge_env_set to those NAMEs set in
-# the environment, one per line (one awk run for all of them).
-forge_sandbox_env_set() {
-	forge_env_set=
-	[ "$#" -gt 0 ] || return 0
-	# shellcheck disable=SC2016 # an awk program, not shell
-	forge_env_set=$(awk 'BEGIN { for (i = 1; i < ARGC; i++) if (ARGV[i] in ENVIRON) print ARGV[i]; exit 0 }' "$@") ||
-		forge_die 70 "awk failed while reading the environment"
-	forge_env_set='
-'$forge_env_set'
-'
 }
 
 # forge_env_name_valid NAME: true for a portable environment variable name.
@@ -246,338 +125,14 @@ forge_env_name_valid() {
 	case $1 in *[!A-Za-z0-9_]*) return 1 ;; esac
 }
 
-# forge_sandbox_netrule_out TEXT WHAT: reports forge-netrule's warnings in
-# TEXT (its merged output) as forge's, naming WHAT, and sets forge_nr_rules
-# to its --net-rule values (one per line) and forge_nr_deny to 1 when it
-# printed --net-default deny.
-forge_sandbox_netrule_out() {
-	forge_nr_rules='' forge_nr_deny=
-	forge_nr_rest=$1'
-'
-	while [ -n "$forge_nr_rest" ]; do
-		forge_nr_line=${forge_nr_rest%%'
-'*}
-		forge_nr_rest=${forge_nr_rest#*'
-'}
-		case $forge_nr_line in
-		'--net-default deny') forge_nr_deny=1 ;;
-		'--net-rule '*) forge_nr_rules=$forge_nr_rules${forge_nr_line#--net-rule }'
-' ;;
-		'forge-netrule: warning: every entry was rejected'*)
-			[ "$2" = egress ] && forge_warn "egress: ${forge_nr_line#forge-netrule: warning: }"
-			;;
-		'forge-netrule: warning: '*) forge_warn "$2: ${forge_nr_line#forge-netrule: warning: }" ;;
-		'') ;;
-		*) forge_error "$forge_nr_line" ;;
-		esac
-	done
-	return 0
-}
-
-# forge_sandbox_plan ROOT NAME [create]: builds the msb create argv for the
-# worktree at ROOT (canonical) and its sandbox NAME from the merged
-# configuration (forge_config_load first). Sets:
-#   forge_sandbox_plan     the argv, one argument per line, "msb" first (no
-#                          argument can contain a newline: those are refused)
-#   forge_sandbox_image    the image reference
-#   forge_sandbox_resources  "cpus=N memory=S dockerDisk=S cacheDisk=S", msb's forms
-#   forge_sandbox_egress   the network flags, one line (the egress record)
-#   forge_sandbox_secrets  the valid secrets as ENV@HOST,... one per line
-#   forge_sandbox_secret_unset  their ENVs unset on the host, one per line
-# With "create", the scratch dir is created if missing (up). Exits 65 on a
-# configuration msb cannot be given, 73 on a plan that would let the sandbox
-# write forge's own state (forge_mounts_state_check).
-forge_sandbox_plan() {
-	forge_sandbox_config
-	forge_sandbox_cfg_value image || forge_cfg_value=
-	forge_image_ref_valid "$forge_cfg_value" ||
-		forge_die 65 "configuration key sandbox.image: invalid image reference '$forge_cfg_value'"
-	forge_sandbox_image=$forge_cfg_value
-	forge_sandbox_cfg_value cpus || forge_cfg_value=4
-	forge_cpus "$forge_cfg_value" sandbox.resources.cpus
-	forge_sp_cpus=$forge_cpus_n
-	forge_sandbox_cfg_value memory || forge_cfg_value=8g
-	forge_size_mib "$forge_cfg_value" sandbox.resources.memory
-	forge_sp_memory=$forge_size
-	forge_sandbox_cfg_value dockerDisk || forge_cfg_value=16g
-	forge_size_mib "$forge_cfg_value" sandbox.resources.dockerDisk
-	forge_sp_docker=$forge_size
-	forge_sandbox_cfg_value cacheDisk || forge_cfg_value=16g
-	forge_size_mib "$forge_cfg_value" sandbox.resources.cacheDisk
-	forge_sp_cache=$forge_size
-	forge_sandbox_resources="cpus=$forge_sp_cpus memory=$forge_sp_memory dockerDisk=$forge_sp_docker cacheDisk=$forge_sp_cache"
-
-	forge_mounts_plan "$1" "${3:-}"
-	forge_mounts_state_check "$1" "$2"
-
-	forge_sandbox_volumes "$2"
-	forge_sandbox_plan="msb
-create
-$forge_sandbox_image
---name
-$2
---quiet
--c
-$forge_sp_cpus
--m
-$forge_sp_memory
-"
-	forge_msb_mount_args "$forge_mounts"
-	forge_sandbox_plan="$forge_sandbox_plan$forge_msb_mount_args--mount-named
-$forge_sandbox_docker_volume:/var/lib/docker:kind=disk,size=$forge_sp_docker
---mount-named
-$forge_sandbox_cache_volume:/opt/forge/.cache:kind=disk,size=$forge_sp_cache
-"
-	forge_sandbox_network
-	forge_sandbox_plan=$forge_sandbox_plan$forge_sp_net$forge_sp_env$forge_sp_secret
-
-	# Said now, before any msb call: msb itself fails on it at create or exec.
-	forge_sp_rest=$forge_sandbox_secret_unset
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_warn "secret $forge_sp_line: the host variable $forge_sp_line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
-	done
-}
-
-# forge_sandbox_network: the network part of the plan (internal): sets
-# forge_sp_net (the egress flags), forge_sp_env (-e NAME), forge_sp_secret
-# (--secret ENV@HOSTS), as argv lines, and the forge_sandbox_* results.
-forge_sandbox_network() {
-	forge_helper_path forge-netrule
-	forge_sp_netrule=$forge_helper
-	# Environment names first, so one awk run tells which are set.
-	set --
-	forge_sp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag in
-		env | secret) forge_env_name_valid "$forge_cfg_val" && set -- "$@" "$forge_cfg_val" ;;
-		esac
-	done
-	forge_sandbox_env_set "$@"
-
-	# Secrets: each "secret" line is followed by its "shost" lines; each
-	# secret keeps the hosts forge-netrule --secret-hosts accepts.
-	forge_sp_secret='' forge_sandbox_secrets='' forge_sandbox_secret_unset='' forge_sp_hosts=
-	forge_sp_seen='
-'
-	forge_sp_curkey=
-	forge_sp_rest=$forge_sandbox_cfg
-	set --
-	while :; do
-		if [ -n "$forge_sp_rest" ]; then
-			forge_sp_line=${forge_sp_rest%%'
-'*}
-			forge_sp_rest=${forge_sp_rest#*'
-'}
-			forge_sandbox_cfg_split "$forge_sp_line"
-		else
-			forge_cfg_tag=end
-		fi
-		# For an "X" line, forge_cfg_key is the tag and forge_cfg_val the key.
-		case $forge_cfg_tag/$forge_cfg_key in
-		shost/*)
-			[ -z "$forge_sp_curkey" ] || set -- "$@" "$forge_cfg_val"
-			continue
-			;;
-		X/shost)
-			[ -z "$forge_sp_curkey" ] || forge_warn "$forge_cfg_val: contains a newline; skipped"
-			continue
-			;;
-		esac
-		# Any other line ends the secret being gathered.
-		if [ -n "$forge_sp_curkey" ]; then
-			forge_sandbox_secret_finish "$@"
-			forge_sp_curkey=
-		fi
-		set --
-		case $forge_cfg_tag/$forge_cfg_key in
-		end/*) break ;;
-		X/secret) forge_warn "$forge_cfg_val: the env name contains a newline; skipped" ;;
-		secret/*)
-			forge_sp_cur=$forge_cfg_val
-			case $forge_sp_cur in
-			*[!\ \	]*)
-				if forge_env_name_valid "$forge_sp_cur"; then
-					forge_sp_curkey=$forge_cfg_key
-				else
-					forge_warn "$forge_cfg_key: '$forge_sp_cur' is not a valid environment variable name; skipped"
-				fi
-				;;
-			*) forge_warn "$forge_cfg_key: no env name; skipped" ;;
-			esac
-			;;
-		esac
-	done
-
-	# The egress allow-list: the allow entries plus the valid secret hosts.
-	# Anything configured under allow or secrets counts, rejected or not: a
-	# typo may narrow egress, never leave it open (SPEC 4.3).
-	set --
-	forge_sp_configured=
-	forge_sp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag/$forge_cfg_key in
-		allow/*) forge_sp_configured=1; set -- "$@" "$forge_cfg_val" ;;
-		secret/* | X/secret | X/shost) forge_sp_configured=1 ;;
-		X/allow) forge_sp_configured=1; forge_warn "${forge_cfg_val}: contains a newline; rejected" ;;
-		esac
-	done
-	forge_sp_rest=$forge_sp_hosts
-	while [ -n "$forge_sp_rest" ]; do
-		set -- "$@" "${forge_sp_rest%%'
-'*}"
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-	done
-	forge_sp_net='' forge_sandbox_egress=
-	if [ "$#" -gt 0 ]; then
-		forge_sp_out=$("$forge_sp_netrule" -- "$@" 2>&1) ||
-			forge_die 70 "forge-netrule failed"
-		forge_sandbox_netrule_out "$forge_sp_out" egress
-	elif [ -n "$forge_sp_configured" ]; then
-		# Configured, and nothing valid left to pass on.
-		forge_warn "egress: every configured entry was rejected; egress is fully denied"
-		forge_nr_deny=1 forge_nr_rules=
-	else
-		forge_nr_deny=
-	fi
-	if [ -n "$forge_nr_deny" ]; then
-		forge_sp_net='--net-default
-deny
-'
-		forge_sandbox_egress='--net-default deny'
-		forge_sp_rest=$forge_nr_rules
-		while [ -n "$forge_sp_rest" ]; do
-			forge_sp_line=${forge_sp_rest%%'
-'*}
-			forge_sp_rest=${forge_sp_rest#*'
-'}
-			forge_sp_net="$forge_sp_net--net-rule
-$forge_sp_line
-"
-			forge_sandbox_egress="$forge_sandbox_egress --net-rule $forge_sp_line"
-		done
-	fi
-
-	# -e NAME for each env name set on the host.
-	forge_sp_env=
-	forge_sp_seen='
-'
-	forge_sp_rest=$forge_sandbox_cfg
-	while [ -n "$forge_sp_rest" ]; do
-		forge_sp_line=${forge_sp_rest%%'
-'*}
-		forge_sp_rest=${forge_sp_rest#*'
-'}
-		forge_sandbox_cfg_split "$forge_sp_line"
-		case $forge_cfg_tag in
-		env) ;;
-		X) [ "$forge_cfg_key" != env ] || forge_warn "${forge_cfg_val}: contains a newline; dropped"; continue ;;
-		*) continue ;;
-		esac
-		case $forge_cfg_val in
-		*=*) forge_warn "$forge_cfg_key: '$forge_cfg_val' contains '='; dropped"; continue ;;
-		*[!\ \	]*) ;;
-		*) continue ;;
-		esac
-		if ! forge_env_name_valid "$forge_cfg_val"; then
-			forge_warn "$forge_cfg_key: '$forge_cfg_val' is not a valid environment variable name; dropped"
-			continue
-		fi
-		case $forge_sp_seen in *"
-$forge_cfg_val
-"*) continue ;; esac
-		forge_sp_seen=$forge_sp_seen$forge_cfg_val'
-'
-		# A secret's value never goes in: the sandbox sees its placeholder.
-		case "
-$forge_sandbox_secrets" in
-		*"
-$forge_cfg_val@"*)
-			forge_warn "$forge_cfg_key: $forge_cfg_val is a secret; not passed (the sandbox sees \$MSB_$forge_cfg_val)"
-			continue
-			;;
-		esac
-		case $forge_env_set in
-		*"
-$forge_cfg_val
-"*) forge_sp_env="$forge_sp_env-e
-$forge_cfg_val
-" ;;
-		*) forge_warn "$forge_cfg_key: $forge_cfg_val is not set on the host; not passed" ;;
-		esac
-	done
-	return 0
-}
-
-# forge_sandbox_secret_finish HOST...: completes the secret being gathered
-# (forge_sp_cur, forge_sp_curkey) with its HOSTs (internal).
-forge_sandbox_secret_finish() {
-	case $forge_sp_seen in
-	*"
-$forge_sp_cur
-"*)
-		forge_warn "$forge_sp_curkey: $forge_sp_cur is configured twice; skipped"
-		return 0
-		;;
-	esac
-	forge_sf_hosts=
-	if [ "$#" -gt 0 ]; then
-		forge_sf_out=$("$forge_sp_netrule" --secret-hosts -- "$@" 2>&1) ||
-			forge_die 70 "forge-netrule failed"
-		forge_sandbox_netrule_out "$forge_sf_out" "$forge_sp_curkey ($forge_sp_cur)"
-		forge_sf_rest=$forge_nr_rules
-		while [ -n "$forge_sf_rest" ]; do
-			forge_sf_line=${forge_sf_rest%%'
-'*}
-			forge_sf_rest=${forge_sf_rest#*'
-'}
-			forge_sf_line=${forge_sf_line#allow@}
-			forge_sf_hosts=$forge_sf_hosts${forge_sf_hosts:+,}$forge_sf_line
-			forge_sp_hosts=$forge_sp_hosts$forge_sf_line'
-'
-		done
-	fi
-	if [ -z "$forge_sf_hosts" ]; then
-		forge_warn "$forge_sp_curkey: $forge_sp_cur has no valid host; skipped"
-		return 0
-	fi
-	forge_sp_seen=$forge_sp_seen$forge_sp_cur'
-'
-	forge_sp_secret="$forge_sp_secret--secret
-$forge_sp_cur@$forge_sf_hosts
-"
-	forge_sandbox_secrets=$forge_sandbox_secrets$forge_sp_cur@$forge_sf_hosts'
-'
-	case $forge_env_set in
-	*"
-$forge_sp_cur
-"*) ;;
-	*) forge_sandbox_secret_unset=$forge_sandbox_secret_unset$forge_sp_cur'
-' ;;
-	esac
-}
-
 # --- records ---------------------------------------------------------------------
 
 # forge_sandbox_registry NAME: sets forge_sandbox_registry_file to NAME's
 # entry in the registry of sandboxes forge made (name -> worktree), which
 # prune reads: ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.
 forge_sandbox_registry() {
-	forge_sandbox_registry_dir=${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/forge/sandboxes
+	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
+	forge_sandbox_registry_dir=$forge_xdg/forge/sandboxes
 	forge_sandbox_registry_file=$forge_sandbox_registry_dir/$1
 }
 
@@ -646,345 +201,125 @@ forge_sandbox_record_remove() {
 # (all fixed at create time), with how to apply them. Keys a record lacks
 # (an older forge wrote it) are not compared.
 forge_sandbox_drift_check() {
+	local disk key said was
 	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
-	forge_dc_was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
-	forge_dc_said='' forge_dc_disk=
-	for forge_dc_key in egress image resources; do
-		case $forge_dc_was in
-		"$forge_dc_key="* | *"
-$forge_dc_key="*) ;;
+	was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
+	said='' disk=
+	for key in egress image resources; do
+		case $was in
+		"$key="* | *"
+$key="*) ;;
 		*) continue ;;
 		esac
-		forge_dc_old=$(forge_state get "$forge_sandbox_record" "$forge_dc_key" '' 2>/dev/null) || continue
-		case $forge_dc_key in
+		forge_dc_old=$(forge_state get "$forge_sandbox_record" "$key" '' 2>/dev/null) || continue
+		case $key in
 		egress) forge_dc_new=$forge_sandbox_egress ;;
 		image) forge_dc_new=$forge_sandbox_image ;;
 		resources) forge_dc_new=$forge_sandbox_resources ;;
 		esac
 		[ "$forge_dc_old" != "$forge_dc_new" ] || continue
-		if [ -z "$forge_dc_said" ]; then
+		if [ -z "$said" ]; then
 			forge_warn "$2 differs from the configuration in what is fixed when a sandbox is created (recorded in $forge_sandbox_record); recreate it with: forge-sandbox up --recreate (keeps the cache and docker volumes)"
-			forge_dc_said=1
+			said=1
 		fi
-		forge_warn "  $forge_dc_key: created with: ${forge_dc_old:-(none)}"
-		forge_warn "  $forge_dc_key: configured:   ${forge_dc_new:-(none)}"
-		if [ "$forge_dc_key" = resources ] &&
+		forge_warn "  $key: created with: ${forge_dc_old:-(none)}"
+		forge_warn "  $key: configured:   ${forge_dc_new:-(none)}"
+		if [ "$key" = resources ] &&
 			[ "${forge_dc_old#* * }" != "${forge_dc_new#* * }" ]; then
-			forge_dc_disk=1
+			disk=1
 		fi
 	done
-	[ -z "$forge_dc_disk" ] ||
+	[ -z "$disk" ] ||
 		forge_warn "  a disk keeps the size its volume was made with: a new dockerDisk or cacheDisk needs forge-sandbox rm (which drops the volumes), then up"
 	return 0
 }
 
-# --- up ----------------------------------------------------------------------------
-
-# forge_sandbox_up ROOT NAME [recreate|restart]: adopts or creates sandbox
-# NAME for the worktree at ROOT, after forge_sandbox_plan ROOT NAME create
-# (which warns about unset secret variables). With "recreate", an existing
-# sandbox is created anew from the current configuration (msb create
-# --replace), keeping its volumes; with "restart", the secret convergence
-# reboots it (msb modify --restart). Then prepares the cache disk, converges
-# the secrets and warns about drift from what an adopted sandbox was created
-# with. Exits 69 on an msb failure, 75 when the sandbox stays in a transient
-# state.
-forge_sandbox_up() {
-	forge_su_mode=${3:-}
-	forge_msb_require
-	forge_msb_doctor
-	case $forge_msb_doctor in
-	available) ;;
-	indeterminate) forge_warn "msb doctor gave no answer within ${forge_msb_doctor_secs}s: host support is indeterminate; going on" ;;
-	*) forge_msb_doctor_report; exit 69 ;;
-	esac
-
-	forge_sandbox_wait=${FORGE_SANDBOX_WAIT:-30}
-	forge_is_uint "$forge_sandbox_wait" ||
-		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sandbox_wait'"
-	forge_su_waited=0
-	while :; do
-		forge_msb_status "$2"
-		case $forge_msb_status in
-		'')
-			forge_sandbox_create "$1" "$2"
-			break
-			;;
-		Running | Stopped | Crashed)
-			if [ "$forge_su_mode" = recreate ]; then
-				forge_sandbox_create "$1" "$2" replace
-				forge_msb_status=
-				break
-			fi
-			forge_say "adopting $2 ($forge_msb_status)"
-			forge_sandbox_register "$2" "$1"
-			forge_sandbox_drift_check "$1" "$2"
-			break
-			;;
-		Created | Starting | Draining | Paused)
-			if [ "$forge_su_waited" -ge "$forge_sandbox_wait" ]; then
-				forge_die 75 "$2 is still $forge_msb_status after ${forge_sandbox_wait}s; try again later"
-			fi
-			[ "$forge_su_waited" -gt 0 ] || forge_say "$2 is $forge_msb_status; waiting up to ${forge_sandbox_wait}s"
-			sleep 1
-			forge_su_waited=$((forge_su_waited + 1))
-			;;
-		*)
-			forge_die 69 "msb reports $2 in an unknown state '$forge_msb_status'; refusing to guess"
-			;;
-		esac
-	done
-
-	# The cache disk is formatted root-owned; the agent must be able to use it.
-	if ! "$forge_msb" exec --quiet "$2" --no-tty -- sudo -n sh -c \
-		'chown agent:agent /opt/forge/.cache && chmod 0777 /opt/forge/.cache' </dev/null >&2; then
-		forge_die 69 "could not prepare the cache disk of $2"
-	fi
-	# A reboot only for an adopted sandbox: a new one has just booted.
-	forge_sandbox_restart=
-	[ "$forge_su_mode" != restart ] || [ -z "$forge_msb_status" ] || forge_sandbox_restart=1
-	forge_sandbox_secrets_converge "$2"
-	if [ -n "$forge_sandbox_secrets_pending" ] && [ "$forge_msb_status" = Running ]; then
-		forge_warn "new secrets ($forge_sandbox_secrets_pending) are bound to $2 from its next start; to reboot it now run: forge-sandbox up --restart (this ends every session and process in it, dockerd included)"
-	fi
-	return 0
-}
-
-# forge_sandbox_create ROOT NAME [replace]: creates sandbox NAME from the
-# plan, after checking that the image is in msb's cache (internal to
-# forge_sandbox_up). "already exists" is retried once with --replace. With
-# "replace", it replaces an existing sandbox at once (msb create --replace),
-# which keeps the named volumes; a configured disk size that differs from
-# an existing volume's is refused first (65), since msb would remove the
-# sandbox and then fail.
-forge_sandbox_create() {
-	forge_sc_root=$1 forge_sc_name=$2
-	forge_msb_image_cached "$forge_sandbox_image" ||
-		forge_die 69 "image $forge_sandbox_image is not in msb's image cache; build it with: forge-sandbox build-image --tag $forge_sandbox_image"
-	forge_sc_replace=
-	if [ "${3:-}" = replace ]; then
-		forge_sandbox_volume_sizes_check "$forge_sc_name"
-		forge_sc_replace=1
-		forge_say "recreating $forge_sc_name from $forge_sandbox_image (msb create --replace; the cache and docker volumes are kept)"
-	else
-		forge_say "creating $forge_sc_name from $forge_sandbox_image"
-	fi
-	forge_sandbox_register "$forge_sc_name" "$forge_sc_root"
-	forge_sandbox_record_create "$forge_sc_root" "$forge_sc_name"
-	# News once, when the mounts are decided; plan and adoption stay quiet.
-	[ -z "$forge_mounts_project_held" ] ||
-		forge_warn "sandbox.mountProjectReadonly: the project $forge_mounts_project_held is not mounted: it holds the read-write $forge_mounts_project_holds, and msb cannot mount a folder read-only around a read-write one; its history is there through git (see forge-sandbox(1))"
-	while :; do
-		set --
-		forge_sc_rest=$forge_sandbox_plan
-		forge_sc_first=1
-		while [ -n "$forge_sc_rest" ]; do
-			forge_sc_line=${forge_sc_rest%%'
-'*}
-			forge_sc_rest=${forge_sc_rest#*'
-'}
-			# The plan starts with "msb": the program is the one found.
-			[ -z "$forge_sc_first" ] && set -- "$@" "$forge_sc_line"
-			forge_sc_first=
-		done
-		[ -z "$forge_sc_replace" ] || set -- "$@" --replace
-		forge_sc_status=0
-		forge_sc_err=$("$forge_msb" "$@" 2>&1 </dev/null >/dev/null) || forge_sc_status=$?
-		[ -z "$forge_sc_err" ] || printf '%s\n' "$forge_sc_err" | forge_printable_lines >&2
-		[ "$forge_sc_status" -ne 0 ] || return 0
-		case $forge_sc_err in
-		*'already exists'*)
-			if [ -z "$forge_sc_replace" ]; then
-				forge_say "$forge_sc_name already exists to msb; replacing it"
-				forge_sc_replace=1
-				continue
-			fi
-			;;
-		esac
-		[ "$forge_sc_status" -ne 2 ] || forge_die 70 "msb rejected the create arguments (see forge-sandbox plan)"
-		forge_die 69 "msb could not create $forge_sc_name (exit $forge_sc_status)"
-	done
-}
-
-# forge_sandbox_volume_sizes_check NAME: exits 65 when one of NAME's named
-# volumes exists with another size than the plan gives it (a volume keeps
-# the size it was made with). Exits 69 when msb's answer is not a list of
-# volumes.
-forge_sandbox_volume_sizes_check() {
-	forge_sandbox_volumes "$1"
-	forge_vs_json=$("$forge_msb" volume ls --format json </dev/null) ||
-		forge_die 69 "msb volume ls failed"
-	for forge_vs in "docker:$forge_sandbox_docker_volume:$forge_sp_docker:dockerDisk" \
-		"cache:$forge_sandbox_cache_volume:$forge_sp_cache:cacheDisk"; do
-		forge_vs_rest=${forge_vs#*:}
-		forge_vs_name=${forge_vs_rest%%:*}
-		forge_vs_rest=${forge_vs_rest#*:}
-		forge_vs_size=${forge_vs_rest%%:*}
-		forge_vs_key=${forge_vs_rest#*:}
-		case $forge_vs_size in
-		*g) forge_vs_bytes=$((${forge_vs_size%g} * 1073741824)) ;;
-		*) forge_vs_bytes=$((${forge_vs_size%m} * 1048576)) ;;
-		esac
-		# shellcheck disable=SC2016 # a jq program, not shell
-		forge_vs_have=$(printf '%s' "$forge_vs_json" | jq -rs --arg n "$forge_vs_name" '
-			if length == 1 and (.[0] | type) == "array" then
-			  (first(.[0][] | select(type == "object" and .name == $n) | .capacity_bytes) // "none") | tostring
-			else error("bad") end' 2>/dev/null) ||
-			forge_die 69 "msb volume ls --format json did not print a JSON array of volumes; refusing to guess"
-		case $forge_vs_have in
-		none | null | "$forge_vs_bytes") ;;
-		*)
-			forge_die 65 "configuration key sandbox.resources.$forge_vs_key: $forge_vs_size, but the volume $forge_vs_name keeps the size it was made with ($forge_vs_have bytes) across --recreate; set it back, or drop the volumes with forge-sandbox rm, then up"
-			;;
-		esac
-	done
-}
-
-# forge_sandbox_secrets_converge NAME [ENV@HOSTS...]: makes the secrets bound
-# to sandbox NAME the configured ones (forge_sandbox_secrets, or the
-# arguments): msb modify --secret for every configured one (refreshing its
-# value), --secret-rm for bound ones no longer configured. A new name takes
-# effect at the sandbox's next start (--next-start), or at once when
-# forge_sandbox_restart is 1 (--restart, a reboot: only when the user asked
-# for it); forge_sandbox_secrets_pending is set to the names left for the
-# next start. With forge_sandbox_restart 1 the sandbox is rebooted even when
-# nothing else changes. Nothing runs when nothing is bound or configured and
-# no restart is asked for.
-forge_sandbox_secrets_converge() {
-	forge_scv_name=$1
-	forge_sandbox_secrets_pending=
-	shift
-	if [ "$#" -eq 0 ]; then
-		forge_scv_rest=$forge_sandbox_secrets
-		while [ -n "$forge_scv_rest" ]; do
-			set -- "$@" "${forge_scv_rest%%'
-'*}"
-			forge_scv_rest=${forge_scv_rest#*'
-'}
-		done
-	fi
-	forge_msb_bound_secrets "$forge_scv_name"
-	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || [ -n "${forge_sandbox_restart:-}" ] || return 0
-	forge_scv_conf='
-'
-	forge_scv_new=
-	for forge_scv_s in "$@"; do
-		forge_scv_env=${forge_scv_s%@*}
-		forge_scv_conf=$forge_scv_conf$forge_scv_env'
-'
-		case $forge_msb_bound in
-		*"
-$forge_scv_env
-"*) ;;
-		*) forge_scv_new=$forge_scv_new${forge_scv_new:+ }$forge_scv_env ;;
-		esac
-		set -- "$@" --secret "$forge_scv_s"
-		shift
-	done
-	forge_scv_rest=${forge_msb_bound#?}
-	while [ -n "$forge_scv_rest" ]; do
-		forge_scv_env=${forge_scv_rest%%'
-'*}
-		forge_scv_rest=${forge_scv_rest#*'
-'}
-		case $forge_scv_conf in
-		*"
-$forge_scv_env
-"*) ;;
-		*) set -- "$@" --secret-rm "$forge_scv_env" ;;
-		esac
-	done
-	if [ -n "${forge_sandbox_restart:-}" ]; then
-		set -- "$@" --restart
-	elif [ -n "$forge_scv_new" ]; then
-		set -- "$@" --next-start
-		forge_sandbox_secrets_pending=$forge_scv_new
-	fi
-	"$forge_msb" modify "$forge_scv_name" "$@" </dev/null >/dev/null ||
-		forge_die 69 "could not update the secrets of $forge_scv_name"
-}
-
 # --- rm and prune ------------------------------------------------------------------
 
-# forge_sandbox_remove NAME: removes sandbox NAME, then its two named
-# volumes; a missing sandbox or volume is not an error. When the sandbox
-# cannot be removed, the volumes are left alone. Returns 1 on a failure.
-forge_sandbox_remove() {
-	forge_msb_rm "$1" || return 1
-	forge_sandbox_volumes "$1"
-	forge_sr_ok=0
-	forge_msb_volume_rm "$forge_sandbox_docker_volume" || forge_sr_ok=1
-	forge_msb_volume_rm "$forge_sandbox_cache_volume" || forge_sr_ok=1
-	[ "$forge_sr_ok" = 0 ] || return 1
-	forge_sandbox_unregister "$1"
-}
-
-# forge_sandbox_prune [KEEP...]: removes every forge-* sandbox (and its
-# volumes) whose recorded worktree no longer exists, except the KEEP names.
-# A sandbox without a record (or whose record does not give its name) is
-# left alone with a warning. Prints each removed name. Returns 1 when a
-# removal failed.
+# forge_sandbox_prune BACKEND [KEEP...]: removes every forge-* sandbox of
+# BACKEND (msb or bwrap; for msb with its volumes, and the registry's
+# entries of msb sandboxes already gone) whose recorded worktree no longer
+# exists, except the KEEP names. A sandbox without a record (or whose
+# record does not give its name) is left alone with a warning. Prints each
+# removed name. Returns 1 when a removal failed. One loop for both backends.
 forge_sandbox_prune() {
-	forge_msb_forge_names
-	forge_sandbox_registry x
-	forge_pr_names=$forge_msb_names
-	# Registry entries of sandboxes already gone: their volumes may remain.
-	for forge_pr_file in "$forge_sandbox_registry_dir"/forge-*; do
-		[ -f "$forge_pr_file" ] || continue
-		forge_pr_name=${forge_pr_file##*/}
-		case $forge_pr_name in *.lock | *.break) continue ;; esac
-		case $forge_pr_names in *"
-$forge_pr_name
-"* | "$forge_pr_name
+	local backend names file name rest keep k path failed how
+	backend=$1
+	shift
+	if [ "$backend" = bwrap ]; then
+		forge_bwrap_names
+		names=$forge_bwrap_names
+		how='forge-sandbox rm in its worktree'
+	else
+		forge_msb_forge_names
+		names=$forge_msb_names
+		how='msb rm'
+		forge_sandbox_registry x
+		# Registry entries of sandboxes already gone: their volumes may remain.
+		for file in "$forge_sandbox_registry_dir"/forge-*; do
+			[ -f "$file" ] || continue
+			name=${file##*/}
+			case $name in *.lock | *.break) continue ;; esac
+			case $names in *"
+$name
+"* | "$name
 "*) ;;
-		*) forge_pr_names=$forge_pr_names$forge_pr_name'
+			*) names=$names$name'
 ' ;;
-		esac
-	done
-	forge_pr_failed=0
-	forge_pr_rest=$forge_pr_names
-	while [ -n "$forge_pr_rest" ]; do
-		forge_pr_name=${forge_pr_rest%%'
-'*}
-		forge_pr_rest=${forge_pr_rest#*'
-'}
-		forge_pr_keep=
-		for forge_pr_k in "$@"; do
-			[ "$forge_pr_k" != "$forge_pr_name" ] || forge_pr_keep=1
+			esac
 		done
-		[ -z "$forge_pr_keep" ] || continue
-		forge_sandbox_registry "$forge_pr_name"
-		forge_pr_path=
+	fi
+	failed=0
+	rest=$names
+	while [ -n "$rest" ]; do
+		name=${rest%%'
+'*}
+		rest=${rest#*'
+'}
+		keep=
+		for k in "$@"; do
+			[ "$k" != "$name" ] || keep=1
+		done
+		[ -z "$keep" ] || continue
+		forge_sandbox_registry "$name"
+		path=
 		[ ! -f "$forge_sandbox_registry_file" ] ||
-			forge_pr_path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || forge_pr_path=
-		if [ -z "$forge_pr_path" ]; then
-			forge_warn "$forge_pr_name: no record of its worktree; left alone (remove it with msb rm)"
+			path=$(forge_state get "$forge_sandbox_registry_file" worktree '' 2>/dev/null) || path=
+		if [ -z "$path" ]; then
+			forge_warn "$name: no record of its worktree; left alone (remove it with $how)"
 			continue
 		fi
-		[ ! -d "$forge_pr_path" ] || continue
-		forge_sandbox_name_of "$forge_pr_path"
-		if [ "$forge_sandbox_name" != "$forge_pr_name" ]; then
-			forge_warn "$forge_pr_name: its record names $forge_pr_path, which gives another name; left alone"
+		[ ! -d "$path" ] || continue
+		forge_sandbox_name_of "$path"
+		if [ "$forge_sandbox_name" != "$name" ]; then
+			forge_warn "$name: its record names $path, which gives another name; left alone"
 			continue
 		fi
-		if forge_sandbox_remove "$forge_pr_name"; then
-			printf '%s\n' "$forge_pr_name"
-		else
-			forge_pr_failed=1
+		if [ "$backend" = bwrap ]; then
+			forge_bwrap_remove "$name"
+		elif ! forge_sandbox_remove "$name"; then
+			failed=1
+			continue
 		fi
+		printf '%s\n' "$name"
 	done
-	return "$forge_pr_failed"
+	return "$failed"
 }
 
 # --- either backend ------------------------------------------------------------------
 
-# forge_sandbox_prepare ROOT NAME [create]: the plan of sandbox NAME for the
-# worktree at ROOT on forge_backend (forge_sandbox_backend first): the mount
-# plan and network policy, and for the namespace backend their rendering as
-# the bwrap argv. With "create", what up needs on disk is made.
+# forge_sandbox_prepare ROOT NAME [create [SOURCE STORES]]: the plan of
+# sandbox NAME for the worktree at ROOT on forge_backend (forge_sandbox_backend
+# first), and its rendering by that backend: forge_sandbox_plan (msb) or
+# forge_bwrap_plan. With "create", what up needs on disk is made; SOURCE and
+# STORES: ROOT is an isolated copy of SOURCE (forge_plan).
 forge_sandbox_prepare() {
-	forge_sandbox_plan "$1" "$2" "${3:-}"
-	[ "$forge_backend" != bwrap ] || forge_bwrap_render "$1" "$2" "${3:-}"
+	forge_plan "$1" "$2" "$forge_backend" "${3:-}" "${4:-}" "${5:-}"
+	if [ "$forge_backend" = bwrap ]; then
+		forge_bwrap_render "$1" "$2" "$forge_plan" "${3:-}"
+	else
+		forge_msb_render "$forge_plan"
+	fi
 }
 
 # forge_sandbox_bring_up ROOT NAME [recreate|restart]: adopts or creates
@@ -1004,6 +339,15 @@ forge_sandbox_bring_up() {
 	forge_sandbox_unlock "$2"
 }
 
+# forge_sandbox_wait_setting: sets forge_sandbox_wait to FORGE_SANDBOX_WAIT
+# (default 30), how many seconds up waits for a busy sandbox or its lock.
+# Exits 64 when it is not a whole number.
+forge_sandbox_wait_setting() {
+	forge_sandbox_wait=${FORGE_SANDBOX_WAIT:-30}
+	forge_is_uint "$forge_sandbox_wait" ||
+		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sandbox_wait'"
+}
+
 # forge_sandbox_lock NAME: takes the lock on bringing up sandbox NAME, the
 # folder ${XDG_STATE_HOME:-$HOME/.local/state}/forge/sandboxes/NAME.up made
 # with mkdir (atomic) and owned by this process (its "owner" file: PID and
@@ -1013,54 +357,55 @@ forge_sandbox_bring_up() {
 # taking it), is broken (forge_sandbox_lock_break) and taken anew.
 # Waits up to FORGE_SANDBOX_WAIT (30) seconds, then exits 75.
 forge_sandbox_lock() {
+	local dir gone tries
 	forge_sandbox_registry "$1"
-	forge_sl_dir=$forge_sandbox_registry_dir/$1.up
-	forge_sl_wait=${FORGE_SANDBOX_WAIT:-30}
-	forge_is_uint "$forge_sl_wait" ||
-		forge_die 64 "FORGE_SANDBOX_WAIT must be a whole number of seconds, not '$forge_sl_wait'"
+	dir=$forge_sandbox_registry_dir/$1.up
+	forge_sandbox_wait_setting
+	forge_sl_wait=$forge_sandbox_wait
 	mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_sandbox_registry_dir"
-	forge_sl_tries=0 forge_sl_gone=0
-	until mkdir -m 700 -- "$forge_sl_dir" 2>/dev/null; do
-		if [ -L "$forge_sl_dir" ] || { [ -e "$forge_sl_dir" ] && [ ! -d "$forge_sl_dir" ]; }; then
-			forge_die 73 "$forge_sl_dir is not a folder; refusing to use it as a lock"
+	tries=0 gone=0
+	until mkdir -m 700 -- "$dir" 2>/dev/null; do
+		if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -d "$dir" ]; }; then
+			forge_die 73 "$dir is not a folder; refusing to use it as a lock"
 		fi
-		if [ ! -e "$forge_sl_dir" ]; then
+		if [ ! -e "$dir" ]; then
 			# Released between the mkdir and the look: try again at once. A
 			# mkdir that keeps failing with nothing there is an error of its
 			# own (a folder removed, no permission), said with mkdir's words.
-			forge_sl_gone=$((forge_sl_gone + 1))
-			[ "$forge_sl_gone" -lt 3 ] && continue
-			mkdir -m 700 -- "$forge_sl_dir" && break
-			[ -e "$forge_sl_dir" ] || forge_die 73 "cannot create the lock $forge_sl_dir"
+			gone=$((gone + 1))
+			[ "$gone" -lt 3 ] && continue
+			mkdir -m 700 -- "$dir" && break
+			[ -e "$dir" ] || forge_die 73 "cannot create the lock $dir"
 			continue
 		fi
-		if forge_sandbox_lock_stale "$forge_sl_dir"; then
-			forge_sandbox_lock_break "$forge_sl_dir" ||
-				forge_die 75 "cannot break the stale lock $forge_sl_dir"
+		if forge_sandbox_lock_stale "$dir"; then
+			forge_sandbox_lock_break "$dir" ||
+				forge_die 75 "cannot break the stale lock $dir"
 			continue
 		fi
-		[ "$forge_sl_tries" -lt "$((forge_sl_wait * 10))" ] ||
-			forge_die 75 "$1 is being brought up by another process (lock $forge_sl_dir); try again later"
-		[ "$forge_sl_tries" != 0 ] || forge_say "waiting for another process bringing up $1"
+		[ "$tries" -lt "$((forge_sl_wait * 10))" ] ||
+			forge_die 75 "$1 is being brought up by another process (lock $dir); try again later"
+		[ "$tries" != 0 ] || forge_say "waiting for another process bringing up $1"
 		sleep 0.1
-		forge_sl_tries=$((forge_sl_tries + 1))
+		tries=$((tries + 1))
 	done
 	# Written whole, then renamed: an owner file is never seen half written.
-	{ forge_owner >"$forge_sl_dir/owner.$$" && mv -f -- "$forge_sl_dir/owner.$$" "$forge_sl_dir/owner"; } ||
-		forge_die 73 "cannot write $forge_sl_dir/owner"
+	{ forge_owner >"$dir/owner.$$" && mv -f -- "$dir/owner.$$" "$dir/owner"; } ||
+		forge_die 73 "cannot write $dir/owner"
 }
 
 # forge_sandbox_lock_stale DIR: true when the lock folder DIR is abandoned:
 # its owner file names a process that is gone, or it has none 10 seconds
 # after it was made (its maker writes one at once).
 forge_sandbox_lock_stale() {
+	local made
 	if [ -f "$1/owner" ]; then
 		! forge_owner_alive "$1/owner"
 		return
 	fi
-	forge_sls_made=$(stat -c %Y -- "$1" 2>/dev/null) || return 1
-	[ "$(date +%s)" -gt "$((forge_sls_made + 10))" ]
+	made=$(stat -c %Y -- "$1" 2>/dev/null) || return 1
+	[ "$(date +%s)" -gt "$((made + 10))" ]
 }
 
 # forge_sandbox_lock_break DIR: removes the abandoned lock folder DIR. Two
@@ -1085,11 +430,141 @@ forge_sandbox_lock_break() (
 # forge_sandbox_unlock NAME: releases the lock forge_sandbox_lock took, if
 # this process holds it.
 forge_sandbox_unlock() {
+	local dir me
 	forge_sandbox_registry "$1"
-	forge_sul_dir=$forge_sandbox_registry_dir/$1.up
-	[ -d "$forge_sul_dir" ] && [ ! -L "$forge_sul_dir" ] || return 0
-	forge_sul_me=$(forge_owner)
-	forge_read_file "$forge_sul_dir/owner" 2>/dev/null || return 0
-	[ "$forge_file" = "$forge_sul_me" ] || return 0
-	rm -rf -- "$forge_sul_dir"
+	dir=$forge_sandbox_registry_dir/$1.up
+	forge_is_real_dir "$dir" || return 0
+	me=$(forge_owner)
+	forge_read_file "$dir/owner" 2>/dev/null || return 0
+	[ "$forge_file" = "$me" ] || return 0
+	rm -rf -- "$dir"
+}
+
+# --- choosing the backend, and doctor for both -------------------------------------
+
+# forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
+# a user and a network namespace here, else to why not.
+forge_bwrap_probe() {
+	if ! command -v bwrap >/dev/null 2>&1; then
+		forge_bwrap_probe='bwrap (bubblewrap) is not installed'
+		return 0
+	fi
+	if forge_bwrap_probe_out=$(bwrap --unshare-user --unshare-net --ro-bind / / true 2>&1 </dev/null); then
+		forge_bwrap_probe=available
+	else
+		forge_bwrap_probe="bwrap cannot create user and network namespaces here: ${forge_bwrap_probe_out:-no message}"
+	fi
+}
+
+# forge_sandbox_backend [BACKEND]: sets forge_backend to msb or bwrap: BACKEND
+# when given (plan --backend), else sandbox.backend (forge_config_load
+# first). auto: msb when msb doctor says the host runs microVMs, else bwrap
+# when it works, else exit 69 naming both.
+forge_sandbox_backend() {
+	forge_backend=${1:-}
+	if [ -z "$forge_backend" ]; then
+		forge_backend=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
+		[ -n "$forge_backend" ] || forge_backend=auto
+	fi
+	case $forge_backend in
+	msb | bwrap) return 0 ;;
+	auto) ;;
+	*) forge_die 65 "configuration key sandbox.backend: '$forge_backend' is not auto, msb or bwrap" ;;
+	esac
+	forge_msb_doctor
+	if [ "$forge_msb_doctor" = available ]; then
+		forge_backend=msb
+		return 0
+	fi
+	forge_bwrap_probe
+	if [ "$forge_bwrap_probe" = available ]; then
+		forge_backend=bwrap
+		return 0
+	fi
+	forge_error "no sandbox backend works on this host:"
+	forge_error "  msb: $forge_msb_doctor (see forge-sandbox doctor)"
+	forge_error "  bwrap: $forge_bwrap_probe"
+	exit 69
+}
+
+# forge_sandbox_doctor: reports both backends (msb's verdict as before; the
+# namespace backend with how its limits are set) and exits: 0 when the
+# backend sandbox.backend selects is available (auto: either), else 69 (75
+# when msb is selected and its doctor gave no answer). Reads the
+# configuration of the worktree in the current directory, if any.
+forge_sandbox_doctor() {
+	local limits root want
+	root=
+	! forge_sandbox_locate . 2>/dev/null || root=$forge_sandbox_root
+	forge_config_load "$root"
+	want=$(forge_config_get sandbox.backend) || forge_die 70 "jq failed while reading sandbox.backend"
+	case ${want:=auto} in
+	auto | msb | bwrap) ;;
+	*) forge_die 65 "configuration key sandbox.backend: '$want' is not auto, msb or bwrap" ;;
+	esac
+	forge_msb_doctor
+	if [ "$forge_msb_doctor" = available ]; then
+		printf 'available: %s can run microVMs on this host\n' "$forge_msb"
+	elif [ "$want" = msb ]; then
+		forge_msb_doctor_report
+	else
+		# Not the selected backend: its state is information, not an error.
+		forge_sandbox_doctor_msb_note
+	fi
+	# The namespace backend's report goes to stderr, beside msb's.
+	forge_bwrap_probe
+	forge_bwrap_cgroups forge-doctor
+	if forge_bwrap_limits_possible; then
+		limits="memory and cpu limits through cgroup $forge_bwrap_cgroup_kind, plus CPU affinity"
+	else
+		limits="no writable cgroup (${forge_bwrap_cgroup_kind:-none found}): CPU affinity only, no memory limit"
+	fi
+	if [ "$forge_bwrap_probe" = available ]; then
+		forge_say "bwrap: available: namespace sandboxes work on this host; $limits"
+	else
+		forge_say "bwrap: unavailable: $forge_bwrap_probe"
+	fi
+	if ! forge_net_open_check; then
+		forge_say "bwrap: open egress (no allow-list): unavailable: needs $forge_net_missing; up refuses a namespace sandbox with open egress and no secrets (an allow-list, or secrets, go through forge's proxy and work)"
+	else
+		forge_say "bwrap: open egress (no allow-list): available (slirp4netns, nft; with secrets, through forge's proxy instead)"
+	fi
+	forge_say "sandbox.backend: $want"
+	case $want/$forge_msb_doctor/$forge_bwrap_probe in
+	msb/available/* | auto/available/*) forge_say "selected: msb (microVMs)" ;;
+	bwrap/*/available) forge_say "selected: bwrap (namespace sandboxes), as sandbox.backend says" ;;
+	auto/*/available) forge_say "selected: bwrap (namespace sandboxes): auto picks it because msb cannot run microVMs here" ;;
+	msb/*) forge_say "selected: none: sandbox.backend is msb, which cannot run here" ;;
+	bwrap/*) forge_say "selected: none: sandbox.backend is bwrap, which cannot run here" ;;
+	*) forge_say "selected: none: neither backend can run here" ;;
+	esac
+	case $want/$forge_msb_doctor/$forge_bwrap_probe in
+	msb/available/* | bwrap/*/available | auto/available/* | auto/*/available) exit 0 ;;
+	msb/indeterminate/* | auto/indeterminate/*) exit 75 ;;
+	esac
+	exit 69
+}
+
+# forge_sandbox_doctor_msb_note: msb's state when it is not the selected
+# backend, as plain information on stderr (its doctor's lines indented).
+forge_sandbox_doctor_msb_note() {
+	case $forge_msb_doctor in
+	missing) forge_say "msb: not installed (FORGE_MSB unset or not executable, no msb on PATH)" ;;
+	indeterminate) forge_say "msb: indeterminate: msb doctor gave no answer within ${forge_msb_doctor_secs}s" ;;
+	*)
+		forge_say "msb: unavailable: it cannot run microVMs on this host (msb doctor exited $forge_msb_doctor_rc):"
+		printf '%s\n' "$forge_msb_doctor_said" | forge_printable_lines '    ' >&2
+		;;
+	esac
+}
+
+# forge_sandbox_msb_needed: true when ls and prune must have msb: the
+# configuration (of the worktree in the current directory, if any) selects
+# the msb backend. Otherwise they skip msb where it is missing.
+forge_sandbox_msb_needed() {
+	local root
+	root=
+	! forge_sandbox_locate . 2>/dev/null || root=$forge_sandbox_root
+	forge_config_load "$root"
+	[ "$(forge_config_get sandbox.backend)" = msb ]
 }

@@ -73,11 +73,14 @@ forge_contain_begin() {
 # forge_contain_up DIR NAME SOURCE [STORES]: prepares and brings up the
 # sandbox NAME of the worktree DIR (internal to forge_contain_begin, which
 # runs it in the background: a subshell). For a copy, SOURCE is the source
-# worktree the mount plan hides (forge_mounts_source) and STORES the object
-# stores the copy borrows (forge_mounts_stores, one a line).
+# worktree the mount plan hides and STORES the object stores the copy
+# borrows (one a line): forge_sandbox_prepare's SOURCE and STORES.
 forge_contain_up() {
-	forge_mounts_source=$3 forge_mounts_stores=${4:-}
-	forge_sandbox_prepare "$1" "$2" create
+	if [ -n "$3" ]; then
+		forge_sandbox_prepare "$1" "$2" create "$3" "${4:-}"
+	else
+		forge_sandbox_prepare "$1" "$2" create
+	fi
 	forge_sandbox_bring_up "$1" "$2" ''
 }
 

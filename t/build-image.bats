@@ -519,3 +519,24 @@ EOF
 	[[ $stderr == *"--context $SCRATCH/empty: no Dockerfile in it"* ]]
 	[ ! -e "$STUB_STATE/docker.argv" ]
 }
+
+@test "build-image: msb is found as every msb is (forge_msb_find): a FORGE_MSB that is not an absolute path is refused" {
+	stub_tools
+	FORGE_MSB=msb run --separate-stderr build_image --tag t:1 --context "$SCRATCH/ctx"
+	assert_failure 69
+	[[ $stderr == *"FORGE_MSB=msb is not an absolute path to an executable"* ]]
+	[ ! -e "$STUB_STATE/msb.argv" ]
+	FORGE_MSB=$SCRATCH/stubs/msb run --separate-stderr build_image --tag t:1 --context "$SCRATCH/ctx"
+	assert_success
+}
+
+@test "build-image: one image-reference rule with the plan's: '+' (a digest algorithm's separator) passes, a leading '.', '-', ':', '/' or '@' does not" {
+	stub_tools
+	run --separate-stderr build_image --tag 'reg.example/img@sha256+b64u:abc' --context "$SCRATCH/ctx"
+	assert_success
+	grep -qx 'build -t reg.example/img@sha256+b64u:abc '"$SCRATCH/ctx" "$STUB_STATE/docker.argv"
+	for bad in .x -x :x /x @x 'a b'; do
+		run build_image --tag "$bad" --context "$SCRATCH/ctx"
+		assert_failure 64
+	done
+}

@@ -24,14 +24,14 @@ scratch() { realpath -m "$TMPDIR/opencode"; }
 	[ -z "$stderr" ]
 }
 
-@test "plan -z is NUL-separated and --json a JSON array, with the same arguments" {
+@test "plan -z is NUL-separated and --json the plan with the same arguments as its argv" {
 	want=$(forge-sandbox plan)
 	plan_argv
 	[ "$(printf '%s\n' "${plan[@]}")" = "$want" ]
 	run forge-sandbox plan --json
 	assert_success
-	[ "$(jq -r '.[]' <<<"$output")" = "$want" ]
-	jq -e 'type == "array" and all(.[]; type == "string")' <<<"$output"
+	[ "$(jq -r '.argv[]' <<<"$output")" = "$want" ]
+	jq -e '.argv | type == "array" and all(.[]; type == "string")' <<<"$output"
 }
 
 @test "plan runs nothing: no msb call, no msb needed, no file created" {
@@ -881,4 +881,118 @@ git_mounts() {
 		rm ".git/$sub"
 		mv "$SCRATCH/moved" ".git/$sub"
 	done
+}
+
+# --- the backend-neutral plan (forge(7) THE SANDBOX PLAN) ---------------------
+
+@test "plan --json: the plan's schema, the same for both backends but for backend, mounts and argv" {
+	export FORGE_T_ENV=1 API_TOKEN=x
+	write_config '{"sandbox": {"bwrap": {"rootfs": "host"}, "resources": {"cpus": "2.5", "memory": "1.5g"},
+	  "network": {"allow": ["Registry.Example.com", "bad host"], "env": ["FORGE_T_ENV", "FORGE_T_UNSET"],
+	    "secrets": [{"env": "API_TOKEN", "hosts": ["api.example.com"]}]}}}'
+	for backend in msb bwrap; do
+		run --separate-stderr forge-sandbox plan --backend "$backend" --json
+		assert_success
+		printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/$backend.json"
+		jq -e --arg b "$backend" --arg n "$(expected_name "$REPO")" --arg repo "$REPO" '
+		  (keys == (["name", "backend", "image", "cpus", "memory", "disks", "mounts", "project", "env",
+		             "secrets", "egress", "unset", "argv"] | sort))
+		  and .name == $n and .backend == $b and .image == "oc-forge-sandbox:latest"
+		  and .cpus == 2 and .memory == 1536 and .disks == {docker: 16384, cache: 16384}
+		  and (.mounts | length > 0 and all(.[]; (keys == ["path", "ro", "why"]) and (.path | type == "string")
+		       and (.ro | type == "boolean") and (.why | type == "string")))
+		  and .mounts[0] == {path: $repo, ro: false, why: "worktree"}
+		  and .project == null and .env == ["FORGE_T_ENV"]
+		  and .secrets == [{env: "API_TOKEN", hosts: ["api.example.com"]}]
+		  and .egress == {mode: "allow", hosts: ["registry.example.com", "api.example.com"]}
+		  and .unset == [] and .argv[0] == (if $b == "msb" then "msb" else "bwrap" end)' "$BATS_TEST_TMPDIR/$backend.json"
+	done
+	# What does not depend on how a backend mounts is the same plan.
+	[ "$(jq -c 'del(.backend, .mounts, .argv)' "$BATS_TEST_TMPDIR/msb.json")" = "$(jq -c 'del(.backend, .mounts, .argv)' "$BATS_TEST_TMPDIR/bwrap.json")" ]
+}
+
+@test "plan --json: egress mode open (nothing configured, or a wildcard), deny (everything rejected)" {
+	run --separate-stderr forge-sandbox plan --json
+	assert_success
+	[ "$(jq -c .egress <<<"$output")" = '{"mode":"open","hosts":[]}' ]
+	write_config '{"sandbox": {"network": {"allow": ["*", "example.com"]}}}'
+	run --separate-stderr forge-sandbox plan --json
+	[ "$(jq -c .egress <<<"$output")" = '{"mode":"open","hosts":[]}' ]
+	write_config '{"sandbox": {"network": {"allow": ["*.com", "a b"]}}}'
+	run --separate-stderr forge-sandbox plan --json
+	[ "$(jq -c .egress <<<"$output")" = '{"mode":"deny","hosts":[]}' ]
+	# msb's rendering: deny by default, and no rule.
+	[ "$(jq -c '[.argv[] | select(startswith("--net-") or . == "deny")]' <<<"$output")" = '["--net-default","deny"]' ]
+}
+
+# render_both PLAN: the msb argv and the namespace sandbox's argv, env names,
+# limits and egress that each backend's renderer makes of the same PLAN.
+render_both() {
+	sh -c 'set -eu; forge_prog=forge-sandbox; . "$FORGE_LIBDIR/forge.sh"
+		forge_config_load "$1"
+		forge_msb_render "$3"
+		printf "%s" "$forge_sandbox_plan" >"$4/msb.argv"
+		forge_bwrap_render "$1" "$2" "$3"
+		printf "%s" "$forge_bwrap_plan" >"$4/bwrap.argv"
+		printf "env %s\n" $forge_bwrap_env_names >"$4/bwrap.rest"
+		printf "limits %s %s\nnet %s\n" "$forge_sandbox_cpus" "$forge_sandbox_memory_mib" "$forge_bwrap_netmode" >>"$4/bwrap.rest"
+		printf "host %s\n" $forge_sandbox_egress_hosts >>"$4/bwrap.rest"' _ "$REPO" "$(expected_name "$REPO")" "$1" "$BATS_TEST_TMPDIR"
+}
+
+@test "one plan, two renderers: msb's argv and bwrap's each carry the plan's mounts, env, limits and egress" {
+	mkdir -p "$SCRATCH/ro-dir" "$SCRATCH/rw dir"
+	ro=$(realpath "$SCRATCH/ro-dir") rw=$(realpath "$SCRATCH/rw dir")
+	write_config '{"sandbox": {"bwrap": {"rootfs": "host"}}}'
+	plan=$(jq -cn --arg repo "$REPO" --arg ro "$ro" --arg rw "$rw" --arg name "$(expected_name "$REPO")" '{
+	  name: $name, backend: "bwrap", image: "oc-forge-sandbox:latest", cpus: 3, memory: 1536,
+	  disks: {docker: 2048, cache: 1000},
+	  mounts: [{path: $repo, ro: false, why: "worktree"}, {path: $ro, ro: true, why: "sandbox.mounts[0]"},
+	           {path: $rw, ro: false, why: "sandbox.mounts[1]"}],
+	  project: null, env: ["FORGE_T_ENV"], secrets: [],
+	  egress: {mode: "allow", hosts: ["api.example.com", "*.example.org"]}, unset: []}')
+	run render_both "$plan"
+	assert_success
+	mapfile -t msb <"$BATS_TEST_TMPDIR/msb.argv"
+	want=(msb create oc-forge-sandbox:latest --name "$(expected_name "$REPO")" --quiet -c 3 -m 1536m
+		-v "$REPO:$REPO" -v "$ro:$ro:ro" -v "$rw:$rw"
+		--mount-named "$(expected_name "$REPO")-docker-data:/var/lib/docker:kind=disk,size=2g"
+		--mount-named "$(expected_name "$REPO")-cache-data:/opt/forge/.cache:kind=disk,size=1000m"
+		--net-default deny --net-rule allow@api.example.com --net-rule 'allow@*.example.org' -e FORGE_T_ENV)
+	[ "$(printf '%s\n' "${msb[@]}")" = "$(printf '%s\n' "${want[@]}")" ]
+	# bwrap: the same mounts at the same paths with the same flags, in order.
+	run grep -c . "$BATS_TEST_TMPDIR/bwrap.argv"
+	run awk 'prev == "--bind" || prev == "--ro-bind" { f = prev; getline dest; if ($0 == dest) print f, $0 } { prev = $0 }' "$BATS_TEST_TMPDIR/bwrap.argv"
+	assert_line -- "--bind $REPO"
+	assert_line -- "--ro-bind $ro"
+	assert_line -- "--bind $rw"
+	run cat "$BATS_TEST_TMPDIR/bwrap.rest"
+	assert_line 'env FORGE_T_ENV'
+	assert_line 'limits 3 1536'
+	assert_line 'net restricted'
+	assert_line 'host api.example.com'
+	assert_line 'host *.example.org'
+	# Restricted: only lo, the relay's folder mounted in.
+	grep -qx -- /run/forge/net "$BATS_TEST_TMPDIR/bwrap.argv"
+}
+
+@test "plan: sandbox.image with '+' is accepted, by the rule build-image uses too" {
+	write_config '{"sandbox": {"image": "reg.example/img@sha256+b64u:abc"}}'
+	plan_argv
+	[ "${plan[2]}" = reg.example/img@sha256+b64u:abc ]
+	write_config '{"sandbox": {"image": ".img"}}'
+	run forge-sandbox plan
+	assert_failure 65
+}
+
+@test "XDG defaults (forge_xdg_dir): a relative XDG_STATE_HOME, XDG_CACHE_HOME or XDG_DATA_HOME is ignored for the registry, the namespace state, the rootfs cache and the tool output dir" {
+	mkdir -p "$HOME/.local/share/opencode/tool-output"
+	run env XDG_STATE_HOME=rel-state XDG_CACHE_HOME=rel-cache XDG_DATA_HOME=rel-data sh -c 'set -eu
+		forge_prog=t; . "$FORGE_LIBDIR/forge.sh"
+		forge_sandbox_registry x; printf "%s\n" "$forge_sandbox_registry_dir"
+		forge_bwrap_state x; printf "%s\n" "$forge_bwrap_dir"
+		cd "$1"; forge_config_load "$1"; forge_plan "$1" x msb; printf "%s\n" "$forge_mounts"'  _ "$REPO"
+	assert_success
+	assert_line --index 0 "$HOME/.local/state/forge/sandboxes"
+	assert_line --index 1 "$HOME/.local/state/forge/bwrap/x"
+	assert_line "ro $(realpath "$HOME/.local/share/opencode/tool-output")"
 }
