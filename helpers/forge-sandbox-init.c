@@ -50,8 +50,8 @@
  *   to the pty and what the pty gives to the stdout fd (the stderr fd is
  *   not used). The status is sent once the pty has given everything the
  *   command wrote (the slave is closed everywhere), or TTY_DRAIN_MS after
- *   the command ended when something it left running holds the pty; then
- *   the pty is closed (hung up).
+ *   the command ended when something it left running holds the pty; the
+ *   pty is closed (hung up) just before.
  *   A client that disconnects before its status was sent has its command's
  *   process group killed (SIGKILL). A request whose stdio fds are not all
  *   pipes, sockets, regular files or character devices (a directory would
@@ -848,11 +848,14 @@ static void tty_finish(struct conn *c)
 	struct tty *t = c->tty;
 
 	/* What is left goes if the pipe takes it; the status does not wait more. */
+	int status = t->status;
+
 	if (t->out >= 0 && t->tc_len > 0 && tty_flush(t->out, t->to_client, &t->tc_off, &t->tc_len) != 0)
 		t->tc_len = 0;
-	if (c->fd >= 0)
-		send_status(c, t->status);
+	/* Hung up before the status goes: nothing left on the pty outlasts the command's answer. */
 	tty_close(c);
+	if (c->fd >= 0)
+		send_status(c, status);
 }
 
 /* Moves bytes both ways between C's pty and its client's pipes, as far as they go now. */

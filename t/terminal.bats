@@ -137,6 +137,14 @@ prompt_steps() {
 	assert_output --partial 'not a tty'
 }
 
+@test "namespace: what a terminal-mode command leaves running on its pty does not hold its status back" {
+	ns_up
+	# The background sleep keeps the pty's slave open: the status comes anyway.
+	run timeout 60 forge-sandbox exec -t "$REPO" -- sh -c 'sleep 100 & echo left-one; exit 3' </dev/null
+	assert_failure 3
+	assert_output --partial left-one
+}
+
 @test "msb (stub): exec -t and shell use msb's -t exec; forge-shell on a terminal too" {
 	select_msb_backend
 	use_stub
