@@ -9,18 +9,31 @@
  *                     stdin, stdout, stderr): magic EXEC_MAGIC, flags
  *                     (EXEC_FLAG_KILL_AT_END: kill the command's process
  *                     group when the command ends; EXEC_FLAG_SIGNAL_STATUS:
- *                     report death by signal n as 256+n), argc (1..EXEC_ARGS_MAX),
+ *                     report death by signal n as 256+n; EXEC_FLAG_TTY:
+ *                     terminal mode, below), argc (1..EXEC_ARGS_MAX),
  *                     envc (0..EXEC_ARGS_MAX), length (at most
  *                     EXEC_PAYLOAD_MAX);
  *                     then `length` bytes: 1 + argc + envc NUL-terminated
  *                     strings: the physical cwd, argv, NAME=VALUE entries.
+ *                     In terminal mode one EXEC_FRAME_WINSIZE frame (the
+ *                     terminal's size at the start) follows: part of the
+ *                     request.
  *   client -> server  8-byte frames: EXEC_FRAME_SIGNAL, a signal number
- *                     (INT, TERM, HUP or QUIT; sent to the process group).
+ *                     (INT, TERM, HUP or QUIT; sent to the process group);
+ *                     EXEC_FRAME_WINSIZE, rows << 16 | columns (terminal
+ *                     mode: set on the pty, which sends SIGWINCH inside).
  *   server -> client  one 8-byte frame: EXEC_FRAME_STATUS, the status (the
  *                     exit code, 128+n for signal n (256+n with
  *                     EXEC_FLAG_SIGNAL_STATUS), 126 when the command
  *                     cannot be executed, 127 when it is not found); then
  *                     the server closes the connection.
+ * Terminal mode: the server allocates a pty inside the sandbox; the command
+ * runs as the session leader with the pty's slave as its controlling
+ * terminal and stdin, stdout and stderr; the server copies the stdin fd to
+ * the pty and the pty to the stdout fd (the stderr fd is not used). The
+ * status is sent once the pty has given everything the command wrote, or
+ * TTY_DRAIN_MS after the command ended when something it left holds the
+ * pty; the pty is hung up just before.
  * forge-sandbox-init(1) describes it for readers of the manual.
  */
 #ifndef FORGE_EXEC_PROTO_H
@@ -36,8 +49,10 @@
 #define EXEC_MAGIC 0x31495346u  /* "FSI1" little-endian */
 #define EXEC_FLAG_KILL_AT_END 1u
 #define EXEC_FLAG_SIGNAL_STATUS 2u  /* death by signal n comes back as 256 + n */
+#define EXEC_FLAG_TTY 4u  /* terminal mode: a pty inside */
 #define EXEC_FRAME_SIGNAL 1u
 #define EXEC_FRAME_STATUS 2u
+#define EXEC_FRAME_WINSIZE 3u  /* u32 rows << 16 | columns */
 #define EXEC_ARGS_MAX 65536u
 #define EXEC_PAYLOAD_MAX (4u << 20)
 

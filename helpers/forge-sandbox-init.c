@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -44,6 +45,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +67,22 @@ const char forge_help[] =
 #define CONNS_MAX 256
 #define REQUEST_TIMEOUT_SECS 10
 #define SIGNALS_MAX NSIG  /* one past the highest signal number */
+#define TTY_BUF 4096
+#define TTY_DRAIN_MS 200
+
+/*
+ * Terminal mode: the pty's master and the client's two pipes, with what is
+ * read from one side and not yet written to the other. Nothing blocks: a
+ * side that cannot take more is polled for POLLOUT, its source not read.
+ */
+struct tty {
+	int master, in, out;  /* -1 once closed; in: from the client, out: to it */
+	int master_eof;       /* the slave is closed everywhere: nothing more comes */
+	int done, status;     /* the command was reaped; its status to send */
+	struct timespec deadline;  /* done: send the status by then at the latest */
+	size_t tm_off, tm_len, tc_off, tc_len;
+	char to_master[TTY_BUF], to_client[TTY_BUF];
+};
 
 /*
  * One client. A slot is free when fd < 0 and pid == 0. While its request
@@ -82,6 +100,7 @@ struct conn {
 	size_t got;    /* bytes of the header, then (payload set) of the payload */
 	int fds[3], nfds;
 	char *payload;
+	struct tty *tty;  /* terminal mode; NULL otherwise */
 };
 
 /* Write end of the self-pipe: the only thing the SIGCHLD handler touches. */
@@ -391,8 +410,12 @@ static void default_signals(void)
 			(void)syscall(SYS_rt_sigaction, sig, zero, NULL, (size_t)(SIGNALS_MAX - 1) / 8);
 }
 
-/* In the forked child: becomes the command. Never returns. */
-static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t envc)
+/*
+ * In the forked child: becomes the command. Never returns. SLAVE >= 0
+ * (terminal mode): the pty's slave becomes its controlling terminal and
+ * stdio, in place of FDS.
+ */
+static void run_command(const int fds[3], int slave, char **strs, uint32_t argc, uint32_t envc)
 {
 	sigset_t none;
 	const char *cwd = strs[0];
@@ -407,10 +430,14 @@ static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t e
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (setsid() < 0)
 		_exit(EXIT_CANNOT_EXEC);
+	if (slave >= 0 && ioctl(slave, TIOCSCTTY, 0) != 0)
+		_exit(EXIT_CANNOT_EXEC);
 	for (int i = 0; i < 3; i++)
-		if (dup2(fds[i], i) < 0)
+		if (dup2(slave >= 0 ? slave : fds[i], i) < 0)
 			_exit(EXIT_CANNOT_EXEC);
 	close_fds(fds, 3);
+	if (slave > 2)
+		close(slave);
 	if (chdir(cwd) != 0) {
 		fprintf(stderr, "%s: error: cannot change to %s inside the sandbox: %s\n", forge_progname, cwd,
 			strerror(errno));
@@ -428,8 +455,12 @@ static void run_command(const int fds[3], char **strs, uint32_t argc, uint32_t e
 }
 
 /* Drops the request being read on C and closes its connection. */
+static void tty_close(struct conn *c);
+static void tty_finish(struct conn *c);
+
 static void conn_drop(struct conn *c)
 {
+	tty_close(c);
 	close_fds(c->fds, c->nfds);
 	c->nfds = 0;
 	free(c->payload);
@@ -447,6 +478,7 @@ static void conn_accept(struct conn *c, int fd)
 	c->got = 0;
 	c->nfds = 0;
 	c->payload = NULL;
+	c->tty = NULL;
 	if (clock_gettime(CLOCK_MONOTONIC, &c->deadline) != 0)
 		die(EXIT_INTERNAL, "clock_gettime: %s", strerror(errno));
 	c->deadline.tv_sec += REQUEST_TIMEOUT_SECS;
@@ -476,11 +508,58 @@ static int conn_keep_fds(struct conn *c, struct msghdr *msg)
 	return ok;
 }
 
+/*
+ * Terminal mode: a pty inside, its size WS; C->tty with the master and the
+ * client's pipes (non-blocking from now on), and the slave in *SLAVE.
+ */
+static int tty_open(struct conn *c, const struct winsize *ws, int *slave)
+{
+	struct tty *t = calloc(1, sizeof *t);
+	const char *name;
+	int master = -1;
+
+	*slave = -1;
+	if (!t)
+		return -1;
+	t->master = t->in = t->out = -1;
+	c->tty = t;
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0)
+		return -1;
+	t->master = master;
+	if (fcntl(master, F_SETFD, FD_CLOEXEC) != 0 || grantpt(master) != 0 || unlockpt(master) != 0 ||
+		!(name = ptsname(master)))
+		return -1;
+	/* Opened here, before the fork: the master never sees "no slave" (EIO)
+	 * before the command has it. */
+	*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0 || ioctl(master, TIOCSWINSZ, ws) != 0)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		int fd = i < 2 ? c->fds[i] : master, fl = fcntl(fd, F_GETFL);
+
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The pty's size from a EXEC_FRAME_WINSIZE value. */
+static struct winsize tty_size(uint32_t value)
+{
+	struct winsize ws;
+
+	memset(&ws, 0, sizeof ws);
+	ws.ws_row = (unsigned short)(value >> 16);
+	ws.ws_col = (unsigned short)(value & 0xffffu);
+	return ws;
+}
+
 /* Starts the command of C's whole request. */
 static void conn_start(struct conn *c)
 {
 	char **strs = malloc(((size_t)c->h.argc + c->h.envc + 3) * sizeof *strs);
-	int flags = fcntl(c->fd, F_GETFL);
+	int flags = fcntl(c->fd, F_GETFL), slave = -1;
 	pid_t pid;
 
 	/* The frames that follow are read whole, as before: blocking again. */
@@ -490,17 +569,39 @@ static void conn_start(struct conn *c)
 		conn_drop(c);
 		return;
 	}
+	if (c->h.flags & EXEC_FLAG_TTY) {
+		uint32_t frame[2];
+		struct winsize ws;
+
+		memcpy(frame, c->payload + c->h.length, sizeof frame);
+		ws = tty_size(frame[1]);
+		if (frame[0] != EXEC_FRAME_WINSIZE || tty_open(c, &ws, &slave) != 0) {
+			if (slave >= 0)
+				close(slave);
+			free(strs);
+			conn_drop(c);
+			return;
+		}
+	}
 	/* The argv's terminator goes where the first env entry was: keep it. */
 	memmove(strs + 2 + c->h.argc, strs + 1 + c->h.argc, ((size_t)c->h.envc + 1) * sizeof *strs);
 	pid = fork();
 	if (pid == 0)
-		run_command(c->fds, strs, c->h.argc, c->h.envc);
+		run_command(c->fds, slave, strs, c->h.argc, c->h.envc);
 	free(strs);
+	if (slave >= 0)
+		close(slave);
 	if (pid < 0) {
 		conn_drop(c);
 		return;
 	}
-	close_fds(c->fds, c->nfds);
+	if (c->tty) {
+		/* The client's input pipe and output pipe are the pty's other side. */
+		c->tty->in = c->fds[0];
+		c->tty->out = c->fds[1];
+		close(c->fds[2]);
+	} else
+		close_fds(c->fds, c->nfds);
 	c->nfds = 0;
 	free(c->payload);
 	c->payload = NULL;
@@ -552,15 +653,15 @@ static void conn_read(struct conn *c)
 				conn_drop(c);
 				return;
 			}
-		c->payload = malloc(c->h.length);
+		c->payload = malloc(c->h.length + ((c->h.flags & EXEC_FLAG_TTY) ? 8u : 0u));
 		if (!c->payload) {
 			conn_drop(c);
 			return;
 		}
 		c->got = 0;
 	}
-	while (c->got < c->h.length) {
-		ssize_t n = read(c->fd, c->payload + c->got, c->h.length - c->got);
+	while (c->got < c->h.length + ((c->h.flags & EXEC_FLAG_TTY) ? 8u : 0u)) {
+		ssize_t n = read(c->fd, c->payload + c->got, c->h.length + ((c->h.flags & EXEC_FLAG_TTY) ? 8u : 0u) - c->got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -584,10 +685,17 @@ static int conn_expire(struct conn *conns)
 	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
 		die(EXIT_INTERNAL, "clock_gettime: %s", strerror(errno));
 	for (int i = 0; i < CONNS_MAX; i++) {
-		if (!conns[i].reading)
+		struct tty *t = conns[i].tty;
+		int draining = t && t->done;
+
+		if (!conns[i].reading && !draining)
 			continue;
-		long ms = (long)(conns[i].deadline.tv_sec - now.tv_sec) * 1000 +
-			(conns[i].deadline.tv_nsec - now.tv_nsec) / 1000000;
+		const struct timespec *at = draining ? &t->deadline : &conns[i].deadline;
+		long ms = (long)(at->tv_sec - now.tv_sec) * 1000 + (at->tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0 && draining) {
+			tty_finish(&conns[i]);
+			continue;
+		}
 		if (ms <= 0) {
 			conn_drop(&conns[i]);
 			continue;
@@ -610,6 +718,111 @@ static void send_status(struct conn *c, int status)
 	c->fd = -1;
 }
 
+/* Closes what terminal mode holds of C (the master last: that hangs the pty up). */
+static void tty_close(struct conn *c)
+{
+	struct tty *t = c->tty;
+
+	if (!t)
+		return;
+	if (t->in >= 0)
+		close(t->in);
+	if (t->out >= 0)
+		close(t->out);
+	if (t->master >= 0)
+		close(t->master);
+	free(t);
+	c->tty = NULL;
+}
+
+/* Writes what is buffered from *OFF to *LEN to FD, as much as it takes; -1 on an error. */
+static int tty_flush(int fd, const char *buf, size_t *off, size_t *len)
+{
+	while (*off < *len) {
+		ssize_t n = write(fd, buf + *off, *len - *off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return -1;
+		*off += (size_t)n;
+	}
+	*off = *len = 0;
+	return 0;
+}
+
+/* Reads what FD has into an empty BUF: 1 read, 0 nothing yet, -1 at EOF or on an error. */
+static int tty_fill(int fd, char *buf, size_t *off, size_t *len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, TTY_BUF);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (n <= 0)
+		return -1;
+	*off = 0;
+	*len = (size_t)n;
+	return 1;
+}
+
+/* The command's status to C's client once the pty has given its output. */
+static void tty_finish(struct conn *c)
+{
+	struct tty *t = c->tty;
+
+	/* What is left goes if the pipe takes it; the status does not wait more. */
+	int status = t->status;
+
+	if (t->out >= 0 && t->tc_len > 0 && tty_flush(t->out, t->to_client, &t->tc_off, &t->tc_len) != 0)
+		t->tc_len = 0;
+	/* Hung up before the status goes: nothing left on the pty outlasts the command's answer. */
+	tty_close(c);
+	if (c->fd >= 0)
+		send_status(c, status);
+}
+
+/* Moves bytes both ways between C's pty and its client's pipes, as far as they go now. */
+static void tty_relay(struct conn *c)
+{
+	struct tty *t = c->tty;
+
+	for (int moved = 1; moved;) {
+		moved = 0;
+		if (t->in >= 0 && t->tm_len == 0) {
+			int r = tty_fill(t->in, t->to_master, &t->tm_off, &t->tm_len);
+
+			if (r < 0) {
+				close(t->in);
+				t->in = -1;
+			}
+			moved |= r > 0;
+		}
+		if (t->tm_len > 0 && tty_flush(t->master, t->to_master, &t->tm_off, &t->tm_len) != 0)
+			t->tm_len = 0;  /* the pty is gone: what was typed goes nowhere */
+		if (!t->master_eof && t->tc_len == 0) {
+			int r = tty_fill(t->master, t->to_client, &t->tc_off, &t->tc_len);
+
+			/* EIO: no process holds the slave any more. */
+			t->master_eof = r < 0;
+			moved |= r > 0;
+			if (r > 0 && t->out < 0)
+				t->tc_len = 0;  /* the client's output pipe is gone: dropped */
+		}
+		if (t->out >= 0 && t->tc_len > 0 && tty_flush(t->out, t->to_client, &t->tc_off, &t->tc_len) != 0) {
+			close(t->out);
+			t->out = -1;
+			t->tc_len = 0;
+		}
+	}
+	if (t->done && t->master_eof && t->tc_len == 0)
+		tty_finish(c);
+}
+
 static void reap(struct conn *conns)
 {
 	for (;;) {
@@ -628,9 +841,26 @@ static void reap(struct conn *conns)
 				status = 256 + WTERMSIG(st);
 			if (conns[i].flags & EXEC_FLAG_KILL_AT_END)
 				kill(-pid, SIGKILL);
+			conns[i].pid = 0;
+			if (conns[i].tty && conns[i].fd >= 0) {
+				struct tty *t = conns[i].tty;
+
+				/* The status waits for the output still in the pty. */
+				t->done = 1;
+				t->status = status;
+				if (clock_gettime(CLOCK_MONOTONIC, &t->deadline) != 0)
+					die(EXIT_INTERNAL, "clock_gettime: %s", strerror(errno));
+				t->deadline.tv_nsec += TTY_DRAIN_MS * 1000000L;
+				if (t->deadline.tv_nsec >= 1000000000L) {
+					t->deadline.tv_sec++;
+					t->deadline.tv_nsec -= 1000000000L;
+				}
+				tty_relay(&conns[i]);
+				continue;
+			}
+			tty_close(&conns[i]);
 			if (conns[i].fd >= 0)
 				send_status(&conns[i], status);
-			conns[i].pid = 0;
 		}
 	}
 }
@@ -641,10 +871,20 @@ static void client_input(struct conn *c)
 	uint32_t frame[2];
 
 	if (read_exact(c->fd, frame, sizeof frame) != 0) {
-		/* Gone before its status: nothing of its command may outlive it. */
+		/* Gone before its status: nothing of its command may outlive it
+		 * (in terminal mode, the hangup reaches the rest of its session). */
 		kill(-c->pid, SIGKILL);
+		tty_close(c);
 		close(c->fd);
 		c->fd = -1;
+		return;
+	}
+	if (frame[0] == EXEC_FRAME_WINSIZE && c->tty && c->tty->master >= 0) {
+		struct winsize ws = tty_size(frame[1]);
+
+		if (ioctl(c->tty->master, TIOCSWINSZ, &ws) != 0) {
+			/* The pty is going away: its size no longer matters. */
+		}
 		return;
 	}
 	if (frame[0] == EXEC_FRAME_SIGNAL && (frame[1] == SIGINT || frame[1] == SIGTERM ||
@@ -655,7 +895,9 @@ static void client_input(struct conn *c)
 static int cmd_serve(int argc, char **argv)
 {
 	static struct conn conns[CONNS_MAX];
-	struct pollfd pfd[CONNS_MAX + 2];
+	/* Per connection its socket and, in terminal mode, 3 more. */
+	static struct pollfd pfd[CONNS_MAX * 4 + 2];
+	static int slot[CONNS_MAX * 4 + 2], is_tty[CONNS_MAX * 4 + 2];
 	struct sigaction sa;
 	int pipefd[2], listen_fd, null_fd;
 	long n = -1;
@@ -690,14 +932,34 @@ static int cmd_serve(int argc, char **argv)
 		conns[i].fd = -1;
 
 	for (;;) {
-		int nfds = 0, free_slot = -1, slot[CONNS_MAX + 2], wait;
+		int nfds = 0, free_slot = -1, wait;
 
 		wait = conn_expire(conns);
 		pfd[nfds].fd = pipefd[0];
 		pfd[nfds++].events = POLLIN;
 		for (int i = 0; i < CONNS_MAX; i++) {
+			struct tty *t = conns[i].tty;
+
+			if (t) {
+				int fd[3] = { t->in, t->master, t->out };
+				short ev[3] = {
+					(short)(t->tm_len == 0 ? POLLIN : 0),
+					(short)((t->tm_len > 0 ? POLLOUT : 0) | (!t->master_eof && t->tc_len == 0 ? POLLIN : 0)),
+					(short)(t->tc_len > 0 ? POLLOUT : 0),
+				};
+
+				for (int j = 0; j < 3; j++) {
+					if (fd[j] < 0 || !ev[j])
+						continue;
+					slot[nfds] = i;
+					is_tty[nfds] = 1;
+					pfd[nfds].fd = fd[j];
+					pfd[nfds++].events = ev[j];
+				}
+			}
 			if (conns[i].fd >= 0 && (conns[i].pid > 0 || conns[i].reading)) {
 				slot[nfds] = i;
+				is_tty[nfds] = 0;
 				pfd[nfds].fd = conns[i].fd;
 				pfd[nfds++].events = POLLIN;
 			} else if (conns[i].pid == 0 && conns[i].fd < 0 && free_slot < 0)
@@ -722,7 +984,10 @@ static int cmd_serve(int argc, char **argv)
 		for (int k = 1; k < nfds; k++) {
 			if (!pfd[k].revents)
 				continue;
-			if (pfd[k].fd == listen_fd) {
+			if (k < nfds - (free_slot >= 0) && is_tty[k]) {
+				if (conns[slot[k]].tty)
+					tty_relay(&conns[slot[k]]);
+			} else if (pfd[k].fd == listen_fd) {
 				int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 				if (fd >= 0) {

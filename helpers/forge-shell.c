@@ -10,7 +10,9 @@
  *
  * A namespace sandbox (SPEC 4.5, one with a state folder) has no msb: the
  * command goes to the exec server in it (forge-sandbox-init) over its unix
- * socket instead, with the stdio fds; see run_in_bwrap.
+ * socket instead, with the stdio fds; see run_in_bwrap. With a terminal on
+ * stdin and stdout (or --exec-tty) that is terminal mode: a pty inside,
+ * this terminal raw (restored on every way out), its size forwarded.
  *
  * It is on the path of every command an agent runs, so it does the least
  * possible before the execv: no stdio unless something is wrong.
@@ -29,7 +31,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "exec-proto.h"
@@ -38,7 +42,7 @@
 const char forge_progname[] = "forge-shell";
 const char forge_usage[] =
 	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n"
-	"       forge-shell --exec|--exec-kill-group COMMAND [ARG...]\n";
+	"       forge-shell --exec|--exec-kill-group|--exec-tty COMMAND [ARG...]\n";
 const char forge_help[] =
 	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n"
 	"msb exec, or the exec socket of a namespace sandbox), or in the host shell\n"
@@ -47,12 +51,25 @@ const char forge_help[] =
 	"passed to bash (in the sandbox) or the host shell unchanged; --help and\n"
 	"--version are forge-shell's own only as the sole argument (-h is bash's).\n"
 	"--exec runs COMMAND itself (no bash) in a namespace sandbox; --exec-kill-group\n"
-	"also kills what COMMAND left running in its process group when it ends.\n";
+	"also kills what COMMAND left running in its process group when it ends;\n"
+	"--exec-tty runs it on a terminal inside (terminal mode, as when stdin and\n"
+	"stdout are terminals).\n";
 
 /* SPEC 4.4: whatever stops msb from running, the answer is 127 (EXIT_NOT_FOUND), not the host. */
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 #define SANDBOX_NAME_MAX 128
+
+/* Terminal mode: the terminal on fd 0 is raw while this is set; the mode to restore. */
+static int tty_raw;
+static struct termios tty_saved;
+
+/* The terminal as it was before terminal mode made it raw (also at exit: die() exits). */
+static void tty_restore(void)
+{
+	if (tty_raw && tcsetattr(0, TCSADRAIN, &tty_saved) == 0)
+		tty_raw = 0;
+}
 
 static void *xmalloc(size_t size)
 {
@@ -144,7 +161,7 @@ static char *physical_cwd(void)
 	}
 }
 
-static void run_in_sandbox(const char *name, int argc, char **argv)
+static void run_in_sandbox(const char *name, int argc, char **argv, int tty)
 {
 	const char *msb = getenv("FORGE_MSB");
 	char **args, *path;
@@ -170,7 +187,7 @@ static void run_in_sandbox(const char *name, int argc, char **argv)
 	args[n++] = "exec";
 	args[n++] = "--quiet";
 	args[n++] = (char *)name;
-	args[n++] = "--no-tty";
+	args[n++] = tty ? "-t" : "--no-tty";
 	args[n++] = "-w";
 	args[n++] = physical_cwd();
 	args[n++] = "--";
@@ -246,6 +263,8 @@ static void run_on_host(char **argv)
 
 /* The connection a signal handler forwards signals over. */
 static int bwrap_sock = -1;
+/* Terminal mode: the terminal whose size is forwarded (-1: none). */
+static int bwrap_tty_fd = -1;
 
 /* "cannot run NAME in its sandbox (WHY: ERR); refusing to run on the host", 127. */
 static void bwrap_fail(const char *name, const char *why, const char *detail)
@@ -357,6 +376,29 @@ static void bwrap_forward(int sig)
 	int saved = errno;
 	uint32_t frame[2] = { EXEC_FRAME_SIGNAL, (uint32_t)sig };
 
+	if (send(bwrap_sock, frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* The server is gone: the status read below says so. */
+	}
+	errno = saved;
+}
+
+/* A FRAME_WINSIZE value: the terminal's size, or 24x80 without one. */
+static uint32_t bwrap_winsize(void)
+{
+	struct winsize ws;
+
+	if (bwrap_tty_fd < 0 || ioctl(bwrap_tty_fd, TIOCGWINSZ, &ws) != 0 || ws.ws_row == 0 || ws.ws_col == 0)
+		return 24u << 16 | 80u;
+	return (uint32_t)ws.ws_row << 16 | ws.ws_col;
+}
+
+/* SIGWINCH: the new size goes to the pty inside, whose foreground job gets its SIGWINCH. */
+static void bwrap_winch(int sig)
+{
+	int saved = errno;
+	uint32_t frame[2] = { EXEC_FRAME_WINSIZE, bwrap_winsize() };
+
+	(void)sig;
 	if (send(bwrap_sock, frame, sizeof frame, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* The server is gone: the status read below says so. */
 	}
@@ -496,6 +538,59 @@ static void bwrap_relay_setup(const char *name, int fds[3], struct bwrap_relay r
 	}
 }
 
+/*
+ * Terminal mode: the command's stdin and stdout are two new pipes, relayed
+ * here from fd 0 and to fd 1 (the pty inside merges stderr into stdout).
+ */
+static void bwrap_tty_setup(const char *name, int fds[3], struct bwrap_relay relay[3])
+{
+	int in[2], out[2];
+
+	if (pipe(in) != 0 || pipe(out) != 0)
+		bwrap_fail(name, "pipe", strerror(errno));
+	for (int i = 0; i < 2; i++)
+		if (fcntl(in[i], F_SETFD, FD_CLOEXEC) != 0 || fcntl(out[i], F_SETFD, FD_CLOEXEC) != 0)
+			bwrap_fail(name, "fcntl", strerror(errno));
+	fds[0] = in[0];
+	fds[1] = fds[2] = out[1];
+	relay[0].from = 0;
+	relay[0].to = in[1];
+	relay[1].from = out[0];
+	relay[1].to = 1;
+	relay[2].from = relay[2].to = -1;
+	for (int i = 0; i < 3 && bwrap_tty_fd < 0; i++)
+		if (isatty(i))
+			bwrap_tty_fd = i;
+}
+
+/*
+ * Terminal mode: the terminal on fd 0 goes raw, so every key (Ctrl-C, Ctrl-Z
+ * included) is a byte for the pty inside, whose line discipline makes the
+ * signals for the foreground job there. tty_restore undoes it.
+ */
+static void tty_make_raw(const char *name)
+{
+	struct termios raw;
+
+	if (!isatty(0))
+		return;
+	if (tcgetattr(0, &tty_saved) != 0)
+		bwrap_fail(name, "tcgetattr", strerror(errno));
+	raw = tty_saved;
+	raw.c_iflag &= ~(tcflag_t)(IGNBRK | BRKINT | PARMRK | ISTRIP | INLCR | IGNCR | ICRNL | IXON);
+	raw.c_oflag &= ~(tcflag_t)OPOST;
+	raw.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
+	raw.c_cflag &= ~(tcflag_t)(CSIZE | PARENB);
+	raw.c_cflag |= CS8;
+	raw.c_cc[VMIN] = 1;
+	raw.c_cc[VTIME] = 0;
+	tty_raw = 1;
+	if (atexit(tty_restore) != 0)
+		bwrap_fail(name, "atexit", "cannot register the terminal's restore");
+	if (tcsetattr(0, TCSADRAIN, &raw) != 0)
+		bwrap_fail(name, "tcsetattr", strerror(errno));
+}
+
 /* Copies what FROM has (at most one read) to TO: 1 copied, 2 nothing to
  * read yet (non-blocking), 0 at EOF or on an error. */
 static int bwrap_relay_once(struct bwrap_relay *r)
@@ -594,6 +689,7 @@ static void die_by_signal(int sig)
 	sigset_t set;
 
 	fflush(NULL);
+	tty_restore();
 	if (setrlimit(RLIMIT_CORE, &no_core) != 0) {
 		/* A core file of forge-shell at worst; the signal matters more. */
 	}
@@ -630,7 +726,10 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	if ((uint32_t)argc > EXEC_ARGS_MAX || argc < 1)
 		bwrap_fail(name, "too many arguments", NULL);
 	bwrap_stdio(name);
-	bwrap_relay_setup(name, fds, relay);
+	if (flags & EXEC_FLAG_TTY)
+		bwrap_tty_setup(name, fds, relay);
+	else
+		bwrap_relay_setup(name, fds, relay);
 	cwd = physical_cwd();
 	envc = bwrap_env(dir, &env);
 	length = strlen(cwd) + 1;
@@ -656,15 +755,26 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	sigemptyset(&block);
 	for (i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
 		sigaddset(&block, forwarded[i]);
+	sigaddset(&block, SIGWINCH);
 	if (sigprocmask(SIG_BLOCK, &block, &old) != 0)
 		bwrap_fail(name, "sigprocmask", strerror(errno));
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = bwrap_forward;
 	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	/* One frame at a time: no handler interrupts another's send. */
+	sa.sa_mask = block;
 	for (i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
 		if (sigaction(forwarded[i], &sa, NULL) != 0)
 			bwrap_fail(name, "sigaction", strerror(errno));
+	if (flags & EXEC_FLAG_TTY) {
+		sa.sa_handler = bwrap_winch;
+		if (sigaction(SIGWINCH, &sa, NULL) != 0)
+			bwrap_fail(name, "sigaction", strerror(errno));
+		/* A terminal that went away is a failed write, not a silent death raw. */
+		sa.sa_handler = SIG_IGN;
+		if (sigaction(SIGPIPE, &sa, NULL) != 0)
+			bwrap_fail(name, "sigaction", strerror(errno));
+	}
 
 	header.magic = EXEC_MAGIC;
 	header.flags = flags | EXEC_FLAG_SIGNAL_STATUS;
@@ -676,12 +786,19 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 	bwrap_send_all(name, bwrap_sock, (const char *)&header + n, sizeof header - (size_t)n);
 	bwrap_send_all(name, bwrap_sock, payload, length);
 	free(payload);
+	if (flags & EXEC_FLAG_TTY) {
+		/* The size the pty starts with, part of the request. */
+		frame[0] = EXEC_FRAME_WINSIZE;
+		frame[1] = bwrap_winsize();
+		bwrap_send_all(name, bwrap_sock, (const char *)frame, sizeof frame);
+		tty_make_raw(name);
+	}
 	if (sigprocmask(SIG_SETMASK, &old, NULL) != 0)
 		bwrap_fail(name, "sigprocmask", strerror(errno));
 
 	/* The sandbox has its own copies of the relayed pipes' ends now. */
 	for (i = 0; i < 3; i++)
-		if (fds[i] != (int)i)
+		if (fds[i] != (int)i && (i == 0 || fds[i] != fds[i - 1]))
 			close(fds[i]);
 	if (bwrap_wait(bwrap_sock, frame, relay) != 0)
 		die(EXIT_NOT_FOUND, "lost the connection to the sandbox %s before the command's status came",
@@ -690,6 +807,7 @@ static void run_in_bwrap(const char *name, const char *dir, int argc, char **arg
 		die_by_signal((int)(frame[1] - 256));
 	if (frame[0] != EXEC_FRAME_STATUS || frame[1] > 255)
 		die(EXIT_NOT_FOUND, "the sandbox %s sent an invalid answer", name);
+	tty_restore();
 	exit((int)frame[1]);
 }
 
@@ -749,7 +867,12 @@ static void route_to_sandbox(const char *name, int argc, char **argv)
 {
 	uint32_t flags = 0;
 	char *dir, **args;
-	int exec_mode = argc >= 3 && (strcmp(argv[1], "--exec") == 0 || strcmp(argv[1], "--exec-kill-group") == 0);
+	int exec_mode = argc >= 3 && (strcmp(argv[1], "--exec") == 0 || strcmp(argv[1], "--exec-kill-group") == 0 ||
+		strcmp(argv[1], "--exec-tty") == 0);
+	/* Terminal mode (SPEC 4.4): a terminal on both ends; output to a pipe or
+	 * a file stays byte-exact (no pty's \r\n). */
+	int tty = exec_mode ? strcmp(argv[1], "--exec-tty") == 0 : isatty(0) && isatty(1);
+	int login = argv[0][0] == '-', n = 1;
 
 	if (!is_sandbox_name(name))
 		die(EXIT_NOT_FOUND, "FORGE_SANDBOX_CONTAINER is not a valid sandbox name: '%s'; "
@@ -759,19 +882,24 @@ static void route_to_sandbox(const char *name, int argc, char **argv)
 		if (exec_mode)
 			die(EXIT_NOT_FOUND, "--exec needs a namespace sandbox; %s has no state folder; "
 				"refusing to run on the host", name);
-		run_in_sandbox(name, argc, argv);
+		run_in_sandbox(name, argc, argv, tty);
 	}
+	if (tty)
+		flags |= EXEC_FLAG_TTY;
 	if (exec_mode) {
 		if (strcmp(argv[1], "--exec-kill-group") == 0)
 			flags |= EXEC_FLAG_KILL_AT_END;
 		run_in_bwrap(name, dir, argc - 2, argv + 2, flags);
 	}
-	args = xmalloc(((size_t)argc + 1) * sizeof *args);
+	/* A login shell ("-forge-shell", as tmux starts its default-shell) is one inside. */
+	args = xmalloc(((size_t)argc + 2) * sizeof *args);
 	args[0] = "bash";
+	if (login)
+		args[n++] = "-l";
 	for (int i = 1; i < argc; i++)
-		args[i] = argv[i];
-	args[argc] = NULL;
-	run_in_bwrap(name, dir, argc, args, 0);
+		args[n++] = argv[i];
+	args[n] = NULL;
+	run_in_bwrap(name, dir, n, args, flags);
 }
 
 int main(int argc, char **argv)

@@ -90,6 +90,13 @@ vg() {
 	name=$(forge-sandbox up 2>/dev/null)
 	FORGE_SANDBOX_CONTAINER=$name vg 42 "$H/forge-shell" -c 'exit 42'
 	FORGE_SANDBOX_CONTAINER=$name vg 0 "$H/forge-shell" --exec-kill-group true
+	# Terminal mode: the pty inside, without and with a terminal outside.
+	FORGE_SANDBOX_CONTAINER=$name vg 3 "$H/forge-shell" --exec-tty sh -c 'tty; exit 3' </dev/null
+	assert_output --partial /dev/pts/
+	FORGE_SANDBOX_CONTAINER=$name run -3 python3 "$abs_top_srcdir/t/pty-driver.py" 24 80 -- \
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+		"$H/forge-shell" -c 'stty size; exit 3' </dev/null
+	assert_output --partial '24 80'
 	forge-sandbox rm >/dev/null 2>&1
 }
 
