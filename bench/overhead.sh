@@ -19,6 +19,8 @@
 #        from an out-of-tree build folder: ../bench/overhead.sh)
 #        env: ROUNDS, FORGE_VERIFY, KEEP, BIG=0 skips the 20,000 files
 set -eu
+# shellcheck source=bench/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 ROUNDS=${ROUNDS:-7}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,38 +46,6 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
 git config --global user.name bench
 git config --global user.email bench@example.invalid
 
-# make_repo DIR FILES: a repository of FILES files of 4 KiB in FILES/20
-# folders, committed, then 50 of them modified and 20 untracked files added.
-make_repo() {
-	echo "building $1: $2 files..." >&2
-	mkdir -p "$1"
-	git -C "$1" init -q
-	(cd "$1" && awk -v files="$2" -v dirs="$(($2 / 20))" 'BEGIN {
-		srand(42)
-		line = ""
-		for (i = 0; i < 64; i++) line = line sprintf("%c", 97 + int(rand() * 26))
-		for (i = 0; i < files; i++) {
-			d = sprintf("d%04d", i % dirs)
-			if (!(d in made)) { system("mkdir -p " d); made[d] = 1 }
-			f = sprintf("%s/f%05d.txt", d, i)
-			for (j = 0; j < 56; j++) printf "%05d %s\n", j, line > f
-			close(f)
-		}
-	}')
-	git -C "$1" add -A
-	git -C "$1" commit -q -m synthetic
-	git -C "$1" ls-files | awk -v n="$2" 'NR % int(n / 50) == 1' | head -n 50 |
-		while IFS= read -r f; do echo modified >>"$1/$f"; done
-	i=0
-	while [ "$i" -lt 20 ]; do
-		echo untracked >"$1/d$(printf %04d "$i")/new-$i.txt"
-		i=$((i + 1))
-	done
-	# A settled index, as in a repository in use (git status refreshes it).
-	git -C "$1" status --porcelain >/dev/null
-}
-
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # time_ms DIR COMMAND...: runs COMMAND once in DIR, prints wall ms.
 time_ms() {
@@ -103,8 +73,8 @@ ratio_to() { awk -v x="$2" -v y="$3" 'BEGIN { printf "%.3f\n", (y > 0) ? x / y :
 plain=$work/plain
 mkdir -p "$plain"
 git -C "$plain" init -q && echo hi >"$plain/README" && git -C "$plain" add README && git -C "$plain" commit -q -m one
-make_repo "$work/r5k" 5000
-[ "${BIG:-1}" = 0 ] || make_repo "$work/r20k" 20000
+bench_repo "$work/r5k" 5000
+[ "${BIG:-1}" = 0 ] || bench_repo "$work/r20k" 20000
 
 # Warm-ups: .forge/ made, the slot made and its index settled.
 for _ in 1 2; do

@@ -13,6 +13,8 @@
 # and, when strace is installed, the programs a reused run starts.
 # Usage: bench/reuse.sh   (env: FILES, DIRS, RUNS, FORGE_VERIFY, KEEP)
 set -eu
+# shellcheck source=bench/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 FILES=${FILES:-20000}
 DIRS=${DIRS:-1000}
@@ -43,33 +45,7 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
 git config --global user.name bench
 git config --global user.email bench@example.invalid
 
-echo "building a repository of $FILES files in $DIRS folders..." >&2
-mkdir -p "$repo"
-git -C "$repo" init -q
-(cd "$repo" && awk -v files="$FILES" -v dirs="$DIRS" 'BEGIN {
-	srand(42)
-	line = ""
-	for (i = 0; i < 64; i++) line = line sprintf("%c", 97 + int(rand() * 26))
-	for (i = 0; i < files; i++) {
-		d = sprintf("d%04d", i % dirs)
-		if (!(d in made)) { system("mkdir -p " d); made[d] = 1 }
-		f = sprintf("%s/f%05d.txt", d, i)
-		for (j = 0; j < 56; j++) printf "%05d %s\n", j, line > f
-		close(f)
-	}
-}')
-git -C "$repo" add -A
-git -C "$repo" commit -q -m synthetic
-git -C "$repo" ls-files | awk -v n="$FILES" 'NR % int(n / 50) == 1' | head -n 50 |
-	while IFS= read -r f; do echo modified >>"$repo/$f"; done
-i=0
-while [ "$i" -lt 20 ]; do
-	echo untracked >"$repo/d$(printf %04d "$i")/new-$i.txt"
-	i=$((i + 1))
-done
-echo "modified: $(git -C "$repo" diff --name-only | wc -l), untracked: $(git -C "$repo" ls-files --others --exclude-standard | wc -l)" >&2
-
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+bench_repo "$repo" "$FILES" "$DIRS"
 
 # time_ms COMMAND...: runs COMMAND once in the repository, prints wall ms.
 time_ms() {
