@@ -135,12 +135,13 @@ forge_config_texts() {
 	# object (env and secrets pass host values in; an allow-list is not
 	# intersected, since matching patterns against patterns is a second
 	# matcher whose every bug would widen egress). verify.reuse.trust would
-	# let fetched notes stand for a run. t/config.bats holds this list to
-	# the schema.
+	# let fetched notes stand for a run, verify.reuse.env would take
+	# variables out of the key (an empty list: a changed PATH reuses the
+	# verdict). t/config.bats holds this list to the schema.
 	def widening: ["sandbox", "image"], ["sandbox", "backend"], ["sandbox", "bwrap", "rootfs"],
 	  ["sandbox", "resources"], ["sandbox", "mountProjectReadonly"], ["sandbox", "mounts"],
 	  ["sandbox", "toolOutputDir"], ["sandbox", "scratchDir"], ["sandbox", "network"],
-	  ["loop", "allowExternalDirectories"], ["verify", "reuse", "trust"];
+	  ["loop", "allowExternalDirectories"], ["verify", "reuse", "trust"], ["verify", "reuse", "env"];
 	def present($v; $p): ($v | (try getpath($p[:-1]) catch null) | type == "object" and has($p[-1]));
 	# Of the repository file $v: the paths it may not set. verify.sandbox may
 	# turn the sandbox on (true), never off.
@@ -153,6 +154,7 @@ forge_config_texts() {
 	  "W\t\($f | show): key \($p | join(".")) is ignored in a repository'"'"'s forge.json"
 	  + (if $p == ["verify", "sandbox"] then " (a repository cannot turn its sandbox off)"
 	     elif $p == ["verify", "reuse", "trust"] then " (a repository cannot choose whose verdicts count)"
+	     elif $p == ["verify", "reuse", "env"] then " (a repository cannot take variables out of what its verdicts are keyed on)"
 	     else " (a repository cannot widen its own sandbox or make it cost more)" end)
 	  + "; set it in \($user | show), $FORGE_CONFIG or --config";
 	$ARGS.named as $a

@@ -359,6 +359,18 @@ clone_pair() {
 	[[ $stderr == *'verify.reuse.trust'* ]]
 }
 
+@test "a repository's forge.json cannot take PATH out of the key (verify.reuse.env is ignored there)" {
+	k0=$(forge-verify --key -- true)
+	echo '{"verify": {"reuse": {"enabled": true, "env": []}}}' >forge.json
+	git add forge.json && git commit -qm 'reuse without env'
+	k1=$(forge-verify --key -- true)
+	run --separate-stderr forge-verify --key -- true
+	[[ $stderr == *'key verify.reuse.env is ignored'* ]]
+	# PATH is still in the key: another PATH is another key.
+	[ "$(PATH="$PATH:/nonexistent" forge-verify --key -- true 2>/dev/null)" != "$k1" ]
+	[ -n "$k0" ]
+}
+
 # --- writing the note ----------------------------------------------------------
 
 @test "writing the note runs no hook and leaves every other ref, notes refs included, as it was" {
