@@ -785,7 +785,7 @@ state_refused() {
 }
 
 @test "every subcommand answers --help on stdout with exit 0; --version" {
-	for cmd in doctor build-image plan up exec env ls rm prune; do
+	for cmd in doctor build-image plan up exec shell check log allow deny env ls rm prune; do
 		run --separate-stderr forge-sandbox "$cmd" --help
 		assert_success
 		assert_line --index 0 --partial 'Usage: forge-sandbox doctor'
@@ -793,7 +793,9 @@ state_refused() {
 	done
 	run forge-sandbox --help
 	assert_success
-	assert_output --partial 'forge-sandbox exec  [DIR] -- COMMAND [ARG...]'
+	assert_output --partial 'forge-sandbox exec  [DIR] [-t] -- COMMAND [ARG...]'
+	assert_output --partial 'forge-sandbox shell [DIR]'
+	assert_output --partial 'forge-sandbox allow [DIR] HOST... [--for DURATION]'
 	run forge-sandbox --version
 	assert_success
 	assert_output --regexp '^forge-sandbox [0-9]'
