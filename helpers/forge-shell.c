@@ -261,6 +261,30 @@ static void run_on_host(char **argv)
 
 #define BWRAP_ENV_FILE_MAX 65536
 
+/*
+ * Reads what FD holds, at most BWRAP_ENV_FILE_MAX bytes, into BUF (which has
+ * room for one more, the terminating NUL), closes FD and returns the length.
+ * A read error ends the text where it happened.
+ */
+static size_t read_small(int fd, char *buf)
+{
+	size_t got = 0;
+
+	for (;;) {
+		ssize_t r = read(fd, buf + got, BWRAP_ENV_FILE_MAX - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+
 /* The connection a signal handler forwards signals over. */
 static int bwrap_sock = -1;
 /* Terminal mode: the terminal whose size is forwarded (-1: none). */
@@ -331,23 +355,12 @@ static int is_real_dir(const char *path)
 static int registry_says_bwrap(const char *base, const char *name)
 {
 	char buf[BWRAP_ENV_FILE_MAX + 1], *path = state_path(base, "sandboxes", name), *line, *next;
-	size_t got = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK), found = 0;
 
 	free(path);
 	if (fd < 0)
 		return 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + got, BWRAP_ENV_FILE_MAX - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
+	(void)read_small(fd, buf);
 	for (line = buf; line && !found; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -441,7 +454,7 @@ static int bwrap_connect(const char *name, const char *dir)
 static size_t bwrap_env(const char *dir, char ***entries)
 {
 	char path[4096], buf[BWRAP_ENV_FILE_MAX + 1], *line, *next;
-	size_t n = 0, cap = 16, got = 0;
+	size_t n = 0, cap = 16;
 	int fd;
 
 	*entries = xmalloc(cap * sizeof **entries);
@@ -450,17 +463,7 @@ static size_t bwrap_env(const char *dir, char ***entries)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
-	for (;;) {
-		ssize_t r = read(fd, buf + got, BWRAP_ENV_FILE_MAX - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
+	(void)read_small(fd, buf);
 	for (line = buf; line && *line; line = next) {
 		const char *value;
 
