@@ -150,9 +150,10 @@ prompt_steps() {
 	use_stub
 	mkdir -p "$REPO/sub"
 	cd "$REPO/sub"
-	run forge-sandbox exec -t -- true
+	run forge-sandbox exec -t -- true </dev/null
 	assert_success
-	run forge-sandbox shell
+	# (</dev/null: the stub's bash -l reads it, and ends.)
+	run forge-sandbox shell </dev/null
 	assert_success
 	run stub_calls
 	assert_line --index 0 "exec --quiet $NAME -t -w $REPO/sub -- true"
@@ -162,7 +163,7 @@ prompt_steps() {
 	export FORGE_SANDBOX_CONTAINER=$NAME FORGE_SANDBOX_BACKEND=msb
 	run drive 24 80 forge-shell -c true </dev/null
 	assert_success
-	run forge-shell -c true
+	run forge-shell -c true </dev/null
 	assert_success
 	run stub_calls
 	assert_line --index 0 "exec --quiet $NAME -t -w $REPO/sub -- bash -c true"
