@@ -259,13 +259,13 @@ EOF
 
 @test "forge-dockerd-start: three concurrent starts start exactly one daemon" {
 	stub_daemon
-	local i
+	local i pids=''
 	for i in 1 2 3; do
 		"$C/forge-dockerd-start" >"$SCRATCH/out.$i" 2>&1 3>&- &
+		pids="$pids $!"
 	done
-	wait %1
-	wait %2
-	wait %3
+	# shellcheck disable=SC2086 # a list of PIDs
+	wait_each $pids
 	[ "$(wc -l <"$STUB_STATE/starts")" -eq 1 ]
 	run cat "$SCRATCH"/out.*
 	[ "${#lines[@]}" -eq 1 ]
@@ -365,12 +365,13 @@ $C/forge-dockerd-start
 		--pidfile "$SCRATCH/dockerd.pid" --bridge none --iptables=false --ip-masq=false
 	run "$FORGE_DOCKER" info
 	assert_failure
+	pids=''
 	for i in 1 2 3; do
 		"$C/forge-dockerd-start" "$@" >"$SCRATCH/out.$i" 2>&1 3>&- &
+		pids="$pids $!"
 	done
-	wait %1 || { cat "$SCRATCH"/out.* "$d/log" >&2; false; }
-	wait %2
-	wait %3
+	# shellcheck disable=SC2086 # a list of PIDs
+	wait_each $pids || { cat "$SCRATCH"/out.* "$d/log" >&2; false; }
 	run "$FORGE_DOCKER" info --format '{{.DockerRootDir}}'
 	assert_success
 	assert_output "$d/data"

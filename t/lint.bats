@@ -90,6 +90,12 @@ shell_files() {
 	done
 }
 
+@test "tests: a test waits only for the PIDs it started (bats's per-test timeout is a background job of its shell too)" {
+	run grep -n -E '(^|[;&|({[:space:]])(wait[[:space:]]*($|[;&|)}%])|jobs[[:space:]]+-p)' t/*.bats t/*.bash
+	assert_failure
+	assert_output ''
+}
+
 @test "tests: no assertion that cannot fail (a non-final 'a && b' of tests, or '! cmd')" {
 	# Under set -e a failing 'a' in 'a && b', or a '! cmd' that succeeds,
 	# ends nothing unless the line is the test's last.

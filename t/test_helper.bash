@@ -70,6 +70,18 @@ need_strace() {
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 }
 
+# wait_each PID...: waits for each of the processes; fails when one of them
+# ended with a status other than 0. Never a bare `wait`, `wait %N` or `jobs -p` in a
+# test: bats's per-test timeout (BATS_TEST_TIMEOUT, t/run-bats) is a
+# background job of the test's shell too, so either waits for it.
+wait_each() {
+	local pid rc=0
+	for pid in "$@"; do
+		wait "$pid" || rc=1
+	done
+	return "$rc"
+}
+
 # now_ms: milliseconds since the epoch.
 now_ms() { date +%s%3N; }
 
