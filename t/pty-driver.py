@@ -12,7 +12,10 @@ terminal, sized ROWS x COLS. Steps, one per line:
                      COMMAND, as a terminal emulator does
 Then it reads until COMMAND ends, prints everything the terminal showed and
 exits with COMMAND's status (128+n for signal n); 99 when an expect did not
-match within 30 seconds (a hang guard, never a timing assertion).
+match within the guard, or COMMAND had not ended the guard after the last
+step (it is killed then: a shell that refused to exit, say, is a failure
+with the terminal's output, never a hang). The guard is 30 seconds,
+PTY_DRIVER_GUARD seconds when set: a hang guard, never a timing assertion.
 """
 import fcntl
 import os
@@ -24,7 +27,7 @@ import sys
 import termios
 import time
 
-GUARD = 30.0
+GUARD = float(os.environ.get("PTY_DRIVER_GUARD") or 30)
 
 
 def set_size(fd, rows, cols):
@@ -105,7 +108,18 @@ def main():
     deadline = time.monotonic() + GUARD
     while read_some(deadline):
         pass
-    _, st = os.waitpid(pid, 0)
+    # COMMAND's end, within the same guard. (A process it left may hold the
+    # terminal past its end: the output then stops at the guard, as above.)
+    while True:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() >= deadline:
+            failed = failed or "the command had not ended %g seconds after the last step" % GUARD
+            os.kill(pid, signal.SIGKILL)
+            _, st = os.waitpid(pid, 0)
+            break
+        time.sleep(0.05)
     sys.stdout.write(seen.decode("utf-8", "replace"))
     sys.stdout.write("\n")
     if failed:

@@ -81,16 +81,24 @@ prompt_steps() {
 	assert_output --partial $'\n40 132\r'
 }
 
+# The stopped job is left to bash's own exit (the second exit), not killed
+# with `kill %2` and then exit: bash 5.2 may miss a SIGCHLD that arrives while
+# it prints job notifications before the prompt (notify_of_job_status only
+# counts it), so it still holds the killed job for stopped and refuses to
+# exit; that hung this test about one run in ten, forge or not (the same
+# steps on a host pty with a plain bash: 12 hangs in 100).
 @test "namespace: job control inside: a background job, jobs and Ctrl-Z" {
 	ns_up
 	run drive 24 80 forge-shell < <(prompt_steps
 		printf '%s\n' 'send sleep 100 &\r' 'expect P> $' 'send jobs\r' 'expect P> $' \
 			"send sh -c 'echo st\"\"arted; exec sleep 200'\\r" 'expect started' 'send \x1a' 'expect Stopped' 'expect P> $' \
-			'send jobs; kill %1 %2\r' 'expect P> $' 'send exit\r')
+			'send jobs; kill %1\r' 'expect P> $' 'send exit\r' 'expect stopped jobs' 'expect P> $' 'send exit 0\r')
 	assert_success
 	assert_output --regexp '\[1\] [0-9]+'
 	assert_output --regexp 'Running +sleep 100 &'
 	assert_output --regexp 'Stopped +sh -c'
+	# The shell inside knows its stopped job at exit; the second exit ends it.
+	assert_output --partial 'There are stopped jobs.'
 	refute_output --partial 'no job control'
 }
 
@@ -168,4 +176,15 @@ prompt_steps() {
 	run stub_calls
 	assert_line --index 0 "exec --quiet $NAME -t -w $REPO/sub -- bash -c true"
 	assert_line --index 1 "exec --quiet $NAME --no-tty -w $REPO/sub -- bash -c true"
+}
+
+@test "pty-driver: a command still running a guard after the last step is killed and reported (99), never waited for" {
+	# The shape of the job-control hang: a shell that refused to exit kept
+	# the driver in waitpid for good, past the test's own timeout (the
+	# driver holds the output pipe of `run`).
+	printf '%s\n' 'send echo o""ne\r' 'expect one' >"$SCRATCH/steps"
+	run timeout 120 env PTY_DRIVER_GUARD=2 python3 "$abs_top_srcdir/t/pty-driver.py" 24 80 -- sh <"$SCRATCH/steps"
+	assert_failure 99
+	assert_output --partial one
+	assert_output --partial 'pty-driver: the command had not ended 2 seconds after the last step'
 }
