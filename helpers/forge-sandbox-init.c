@@ -872,8 +872,11 @@ static void client_input(struct conn *c)
 
 	if (read_exact(c->fd, frame, sizeof frame) != 0) {
 		/* Gone before its status: nothing of its command may outlive it
-		 * (in terminal mode, the hangup reaches the rest of its session). */
-		kill(-c->pid, SIGKILL);
+		 * (in terminal mode, the hangup reaches the rest of its session).
+		 * A command already reaped (its pty still draining) has pid 0:
+		 * kill(-0) would signal init's own process group. */
+		if (c->pid > 0)
+			kill(-c->pid, SIGKILL);
 		tty_close(c);
 		close(c->fd);
 		c->fd = -1;
@@ -887,7 +890,7 @@ static void client_input(struct conn *c)
 		}
 		return;
 	}
-	if (frame[0] == EXEC_FRAME_SIGNAL && (frame[1] == SIGINT || frame[1] == SIGTERM ||
+	if (frame[0] == EXEC_FRAME_SIGNAL && c->pid > 0 && (frame[1] == SIGINT || frame[1] == SIGTERM ||
 		frame[1] == SIGHUP || frame[1] == SIGQUIT))
 		kill(-c->pid, (int)frame[1]);
 }
