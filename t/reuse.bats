@@ -514,6 +514,7 @@ hook_setup() {
 		echo "key \$(forge-verify --key --isolated -- true </dev/null)" >>"\$out"
 		echo "subkey \$(cd sub && forge-verify --key --isolated -- true </dev/null)" >>"\$out"
 		echo "reuse \$(forge-verify --isolated --reuse -- true </dev/null 2>/dev/null)" >>"\$out"
+		echo "fresh \$(forge-verify --isolated --reuse -- true hook </dev/null 2>/dev/null)" >>"\$out"
 		echo "index \$index \$(sum)" >>"\$out"
 		HOOK
 		chmod +x ".git/hooks/$hook"
@@ -522,7 +523,8 @@ hook_setup() {
 
 # hook_check KEY: the hook ran once since the last check, computed KEY from
 # the root and from sub/, reused the verdict of the run outside, and left
-# the index it was given as it found it.
+# the index it was given as it found it; the verdict it made itself (a note
+# written from the hook) is reused outside it.
 hook_check() {
 	run cat "$SCRATCH/hook.out"
 	echo "$output"
@@ -530,8 +532,11 @@ hook_check() {
 	grep -qx "key $1" "$SCRATCH/hook.out"
 	grep -qx "subkey $1" "$SCRATCH/hook.out"
 	grep -q '^reuse Verdict: PASS (reused run ' "$SCRATCH/hook.out"
+	grep -qx 'fresh Verdict: PASS' "$SCRATCH/hook.out"
 	[ "$(grep '^index ' "$SCRATCH/hook.out" | sort -u | wc -l)" -eq 1 ]
 	rm -f "$SCRATCH/hook.out"
+	run --separate-stderr forge-verify --isolated --reuse -- true hook
+	assert_output --partial 'Verdict: PASS (reused run '
 }
 
 @test "--key and --reuse in a real pre-commit hook (commit -a, commit PATH, the index alone from a subfolder): the key outside the hook, the index untouched" {
