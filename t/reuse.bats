@@ -521,16 +521,16 @@ hook_setup() {
 	done
 }
 
-# hook_check KEY: the hook ran once since the last check, computed KEY from
-# the root and from sub/, reused the verdict of the run outside, and left
-# the index it was given as it found it; the verdict it made itself (a note
-# written from the hook) is reused outside it.
+# hook_check KEY [SUB]: the hook ran once since the last check, computed KEY
+# from the root and (unless SUB is -) from sub/, reused the verdict of the
+# run outside, and left the index it was given as it found it; the verdict
+# it made itself (a note written from the hook) is reused outside it.
 hook_check() {
 	run cat "$SCRATCH/hook.out"
 	echo "$output"
 	[ "$(grep -c '^key ' "$SCRATCH/hook.out")" -eq 1 ]
 	grep -qx "key $1" "$SCRATCH/hook.out"
-	grep -qx "subkey $1" "$SCRATCH/hook.out"
+	[ "${2:-}" = - ] || grep -qx "subkey $1" "$SCRATCH/hook.out"
 	grep -q '^reuse Verdict: PASS (reused run ' "$SCRATCH/hook.out"
 	grep -qx 'fresh Verdict: PASS' "$SCRATCH/hook.out"
 	[ "$(grep '^index ' "$SCRATCH/hook.out" | sort -u | wc -l)" -eq 1 ]
@@ -539,7 +539,7 @@ hook_check() {
 	assert_output --partial 'Verdict: PASS (reused run '
 }
 
-@test "--key and --reuse in a real pre-commit hook (commit -a, commit PATH, the index alone from a subfolder): the key outside the hook, the index untouched" {
+@test "--key and --reuse in a real pre-commit hook (commit -a, commit PATH, the index alone from a subfolder, a linked worktree): the key outside the hook, the index untouched" {
 	hook_setup
 	# commit -a: the hook gets the index being committed (index.lock);
 	# the key's tree is the tree committed.
@@ -571,6 +571,18 @@ hook_check() {
 	[ "$(git -C sub log -1 --format=%s)" = sub ]
 	run --separate-stderr git status --porcelain
 	assert_output ''
+	# A linked worktree: git gives the hook GIT_DIR (.git/worktrees/<name>)
+	# and that worktree's index.lock. (With GIT_DIR set and no
+	# GIT_WORK_TREE, git itself takes the current folder for the top of the
+	# worktree, so from sub/ forge, like git status, sees sub/ alone.)
+	git worktree add -q "$SCRATCH/linked"
+	cd "$SCRATCH/linked"
+	echo linked >>a.txt
+	k=$(forge-verify --key --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	git commit -q -a -m linked
+	hook_check "$k" -
+	[ "$(git -C "$REPO" status --porcelain)" = '' ]
 }
 
 @test "--key and --reuse in a real pre-push hook: the key outside the hook, notes written, the index untouched" {
