@@ -161,16 +161,26 @@ forge_exclude_add() {
 # nor a step that runs in one.
 
 # forge_git_env_absolute: makes a relative GIT_DIR, GIT_WORK_TREE,
-# GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY or GIT_COMMON_DIR absolute against the
-# current directory (where git would resolve it), since forge runs git with -C.
+# GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY or GIT_COMMON_DIR absolute where git
+# would resolve it, since forge runs git with -C: against the current
+# directory, except GIT_INDEX_FILE, which git opens after it moved to the top
+# of the worktree (git commit gives a pre-commit hook GIT_INDEX_FILE=.git/index
+# when nothing but the index is committed, and the hook may cd into a
+# subfolder): that one git resolves itself (rev-parse --git-path index, only
+# when it is relative).
 forge_git_env_absolute() {
-	local cwd
+	local cwd index
 	cwd=$(pwd) || return 1
 	case ${GIT_DIR:-/} in /*) ;; *) GIT_DIR=$cwd/$GIT_DIR ;; esac
 	case ${GIT_WORK_TREE:-/} in /*) ;; *) GIT_WORK_TREE=$cwd/$GIT_WORK_TREE ;; esac
-	case ${GIT_INDEX_FILE:-/} in /*) ;; *) GIT_INDEX_FILE=$cwd/$GIT_INDEX_FILE ;; esac
 	case ${GIT_OBJECT_DIRECTORY:-/} in /*) ;; *) GIT_OBJECT_DIRECTORY=$cwd/$GIT_OBJECT_DIRECTORY ;; esac
 	case ${GIT_COMMON_DIR:-/} in /*) ;; *) GIT_COMMON_DIR=$cwd/$GIT_COMMON_DIR ;; esac
+	case ${GIT_INDEX_FILE:-/} in
+	/*) ;;
+	*)
+		index=$(forge_git rev-parse --git-path index 2>/dev/null) && [ -n "$index" ] || index=$GIT_INDEX_FILE
+		case $index in /*) GIT_INDEX_FILE=$index ;; *) GIT_INDEX_FILE=$cwd/$index ;; esac ;;
+	esac
 }
 
 # forge_git_env_unset: unsets every variable that points git at a repository

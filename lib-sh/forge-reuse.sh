@@ -84,6 +84,21 @@ forge_reuse_program() {
 	done
 }
 
+# forge_reuse_path: sets forge_reuse_path to PATH as the key holds it: git
+# puts its exec-path (GIT_EXEC_PATH) first on the PATH of every hook and
+# command it runs (pre-commit, pre-push, rebase -x), which would make a
+# verdict from a hook never that of the same verification from the harness.
+# That entry (once or more, at the front) is left out; the programs are
+# still looked up on the real PATH, so a step whose program git's folder
+# provides (git itself) keys apart.
+forge_reuse_path() {
+	forge_reuse_path=${PATH:-}
+	[ -n "${GIT_EXEC_PATH:-}" ] || return 0
+	while [ "${forge_reuse_path#"$GIT_EXEC_PATH:"}" != "$forge_reuse_path" ]; do
+		forge_reuse_path=${forge_reuse_path#"$GIT_EXEC_PATH:"}
+	done
+}
+
 # forge_reuse_key ROOT ISOLATED SANDBOX [-- COMMAND [ARG...]]: sets
 # forge_reuse_key (64 hex digits), forge_reuse_tree, forge_reuse_text (what
 # the key is the SHA-256 of) and forge_reuse_trust (the trusted notes refs,
@@ -142,7 +157,8 @@ forge_reuse_key() {
 		forge_list=$forge_rk_names
 		while forge_list_next; do
 			if [ "$forge_item" = PATH ]; then
-				if [ -n "${PATH+set}" ]; then printf 'env PATH %s:%s\n' "${#PATH}" "$PATH"; else echo 'env PATH unset'; fi
+				forge_reuse_path
+				if [ -n "${PATH+set}" ]; then printf 'env PATH %s:%s\n' "${#forge_reuse_path}" "$forge_reuse_path"; else echo 'env PATH unset'; fi
 			elif forge_rk_value=$(printenv -- "$forge_item" && echo .); then
 				forge_rk_value=${forge_rk_value%?.}
 				printf 'env %s %s:%s\n' "$forge_item" "${#forge_rk_value}" "$forge_rk_value"

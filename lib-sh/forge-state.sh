@@ -112,12 +112,19 @@ forge_state_init() {
 }
 
 # forge_run_begin: starts a run: sets forge_run_id, forge_run_dir, forge_ts
-# and forge_mono_ms, and creates the run's log folder (mode 0700) with its owner
-# file (this process's PID and start time: see forge_run_alive).
+# and forge_mono_ms. Its log folder is made by forge_run_folder once steps
+# are going to run (a reused verdict, SPEC 3.7, runs none and leaves none:
+# an empty folder would count for retention and push out real evidence).
 forge_run_begin() {
 	forge_clock
 	forge_run_id=$forge_stamp-$$
 	forge_run_dir=$forge_state_dir/runs/$forge_run_id
+}
+
+# forge_run_folder: creates the log folder of the run forge_run_begin
+# started (mode 0700) with its owner file (this process's PID and start
+# time: see forge_run_alive).
+forge_run_folder() {
 	forge_state_require "$forge_run_dir" dir
 	mkdir -m 700 -- "$forge_run_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_run_dir"
@@ -202,7 +209,7 @@ forge_runs_kept_sources() {
 # record's jq run reads them itself: see forge_record).
 forge_runs_kept_ids() {
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_runs_kept=$(forge_runs_kept_sources "$forge_keep_runs" | jq -R -r 'fromjson? | objects | .run | strings') || return 1
+	forge_runs_kept=$(forge_runs_kept_sources "$forge_keep_runs" | jq -R -r 'fromjson? | objects | .run, (.reused | objects | .run) | strings') || return 1
 	forge_runs_kept="
 $forge_runs_kept
 "
@@ -363,7 +370,7 @@ forge_record() {
 		    reused: $reused, steps: $steps, streak: $streak, breaker: $breaker}
 		   + (if $key == "" then {} else {key: $key} end) | tojson),
 		   (if $kept | contains("\n\u0001unknown\n") then "?unknown"
-		    else $kept | split("\n")[] | fromjson? | objects | .run | strings end)') ||
+		    else $kept | split("\n")[] | fromjson? | objects | .run, (.reused | objects | .run) | strings end)') ||
 		forge_die 70 "jq failed while recording the verdict"
 	forge_record_split "$out"
 	forge_timeline_append "$forge_record_json"

@@ -212,6 +212,6 @@ forge_report_human() {
 		(.sandbox // empty | "  sandbox: \(.name) (\(.backend))"),
 		(.steps[] | "  \(.name) (\(.run)) \(if .exit == 0 then "ok" elif .reason == "timeout" then "FAIL timeout" elif .reason == "exit" or .reason == null then "FAIL exit \(.exit)" else "ERROR \(.reason)" end) \(.ms | secs)"),
 		"  breaker: \(.breaker) (streak \(.streak))",
-		"  logs: .forge/runs/\(.run)/"
+		(if .reused then empty else "  logs: .forge/runs/\(.run)/" end)
 		| printable'
 }

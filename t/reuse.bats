@@ -211,6 +211,27 @@ streak() { forge-state get .forge/breaker streak 0; }
 	echo "$output" | jq -e --arg r "$first" '.reused.run == $r'
 }
 
+@test "a reused run makes no run folder: reused runs never push the evidence they repeat out of retention" {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	echo '{"verify": {"keepRuns": 2}}' >"$XDG_CONFIG_HOME/forge/config.json"
+	forge-verify -q --reuse -- sh -c 'echo evidence'
+	first=$(last_record | jq -r .run)
+	for i in 1 2 3; do
+		forge-verify -q --reuse -- sh -c 'echo evidence'
+	done
+	[ "$(last_record | jq -r .reused.run)" = "$first" ]
+	run ls .forge/runs
+	assert_output "$first"
+	# The report of a reused run names whose verdict it is, and no logs of its own.
+	run --separate-stderr forge-verify --report
+	assert_output --partial "reused: the verdict of run $first on "
+	refute_output --partial 'logs:'
+	# A run that runs steps prunes: the last two records are that run and
+	# a reused one, which keeps the run it repeats.
+	forge-verify -q --reuse -- true
+	grep -qx evidence ".forge/runs/$first/1-command.log"
+}
+
 @test "without --reuse (or with --no-reuse, whatever the order) nothing is reused" {
 	forge-verify -q --reuse -- true
 	run --separate-stderr forge-verify -- true
@@ -467,18 +488,143 @@ clone_pair() {
 	assert_failure 64
 }
 
-@test "the reuse path of a -- COMMAND starts at most 4 git, no jq, and 16 programs in all" {
-	command -v strace >/dev/null || { [ "${CI:-}" != true ] || fail "strace is required in CI"; skip "strace not installed"; }
-	forge-verify -q --reuse -- true
-	# (Under FORGE_TEST_SHELL the program itself, as t/verify.bats counts it.)
+# --- in git hooks ---------------------------------------------------------------
+
+# hook_setup: files a.txt, b.txt, sub/s.txt and a tracked keep.log that
+# .gitignore ignores (only an index seeded from the right file keeps it),
+# and a pre-commit and a pre-push hook that write to $SCRATCH/hook.out the
+# key (--key, from the root and from sub/), the --reuse verdict, and the
+# checksum of the index they were given before and after (with its name).
+hook_setup() {
+	printf 'a\n' >a.txt
+	printf 'b\n' >b.txt
+	mkdir sub && printf 's\n' >sub/s.txt
+	printf '*.log\n' >.gitignore
+	printf 'kept\n' >keep.log
+	git add a.txt b.txt sub/s.txt .gitignore && git add -f keep.log
+	git commit -q -m files
+	for hook in pre-commit pre-push; do
+		cat >".git/hooks/$hook" <<-HOOK
+		#!/bin/sh
+		cat >/dev/null
+		out="$SCRATCH/hook.out"
+		index=\${GIT_INDEX_FILE:-.git/index}
+		sum() { sha256sum <"\$index"; }
+		echo "index \$index \$(sum)" >>"\$out"
+		echo "key \$(forge-verify --key --isolated -- true </dev/null)" >>"\$out"
+		echo "subkey \$(cd sub && forge-verify --key --isolated -- true </dev/null)" >>"\$out"
+		echo "reuse \$(forge-verify --isolated --reuse -- true </dev/null 2>/dev/null)" >>"\$out"
+		echo "fresh \$(forge-verify --isolated --reuse -- true hook </dev/null 2>/dev/null)" >>"\$out"
+		echo "index \$index \$(sum)" >>"\$out"
+		HOOK
+		chmod +x ".git/hooks/$hook"
+	done
+}
+
+# hook_check KEY [SUB]: the hook ran once since the last check, computed KEY
+# from the root and (unless SUB is -) from sub/, reused the verdict of the
+# run outside, and left the index it was given as it found it; the verdict
+# it made itself (a note written from the hook) is reused outside it.
+hook_check() {
+	run cat "$SCRATCH/hook.out"
+	echo "$output"
+	[ "$(grep -c '^key ' "$SCRATCH/hook.out")" -eq 1 ]
+	grep -qx "key $1" "$SCRATCH/hook.out"
+	[ "${2:-}" = - ] || grep -qx "subkey $1" "$SCRATCH/hook.out"
+	grep -q '^reuse Verdict: PASS (reused run ' "$SCRATCH/hook.out"
+	grep -qx 'fresh Verdict: PASS' "$SCRATCH/hook.out"
+	[ "$(grep '^index ' "$SCRATCH/hook.out" | sort -u | wc -l)" -eq 1 ]
+	rm -f "$SCRATCH/hook.out"
+	run --separate-stderr forge-verify --isolated --reuse -- true hook
+	assert_output --partial 'Verdict: PASS (reused run '
+}
+
+@test "--key and --reuse in a real pre-commit hook (commit -a, commit PATH, the index alone from a subfolder, a linked worktree): the key outside the hook, the index untouched" {
+	hook_setup
+	# commit -a: the hook gets the index being committed (index.lock);
+	# the key's tree is the tree committed.
+	echo more >>a.txt
+	k=$(forge-verify --key --isolated -- true)
+	t=$(tree_of --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	git commit -q -a -m all
+	hook_check "$k"
+	[ "$(git rev-parse 'HEAD^{tree}')" = "$t" ]
+	# commit PATH: a temporary index of HEAD and PATH; an untracked file
+	# and an unstaged change elsewhere are in the working state all the same.
+	echo more >>b.txt
+	echo untracked >u.txt
+	k=$(forge-verify --key --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	git commit -q -m path -- b.txt
+	hook_check "$k"
+	# The index alone, committed from sub/: git gives the hook a relative
+	# GIT_INDEX_FILE (.git/index, from the root), which the hook's cd
+	# into sub/ must not turn into sub/.git/index.
+	rm u.txt
+	echo more >>sub/s.txt
+	git add sub/s.txt
+	k=$(forge-verify --key --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	(cd sub && git commit -q -m sub)
+	hook_check "$k"
+	[ "$(git -C sub log -1 --format=%s)" = sub ]
+	run --separate-stderr git status --porcelain
+	assert_output ''
+	# A linked worktree: git gives the hook GIT_DIR (.git/worktrees/<name>)
+	# and that worktree's index.lock. (With GIT_DIR set and no
+	# GIT_WORK_TREE, git itself takes the current folder for the top of the
+	# worktree, so from sub/ forge, like git status, sees sub/ alone.)
+	git worktree add -q "$SCRATCH/linked"
+	cd "$SCRATCH/linked"
+	echo linked >>a.txt
+	k=$(forge-verify --key --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	git commit -q -a -m linked
+	hook_check "$k" -
+	[ "$(git -C "$REPO" status --porcelain)" = '' ]
+}
+
+@test "--key and --reuse in a real pre-push hook: the key outside the hook, notes written, the index untouched" {
+	hook_setup
+	git init -q --bare "$SCRATCH/remote.git"
+	git remote add origin "$SCRATCH/remote.git"
+	echo unpushed >>a.txt
+	k=$(forge-verify --key --isolated -- true)
+	forge-verify -q --isolated --reuse -- true
+	before=$(sha256sum <.git/index)
+	git push -q origin HEAD
+	hook_check "$k"
+	[ "$(sha256sum <.git/index)" = "$before" ]
+}
+
+# reused_progs ARG...: the names of the programs a run of forge-verify ARG...
+# starts (under FORGE_TEST_SHELL the shell itself, as t/verify.bats counts).
+reused_progs() {
 	# shellcheck disable=SC2086 # FORGE_TEST_SHELL is words ("busybox sh")
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=execve -o "$SCRATCH/execs" \
-		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" --reuse -- true
-	progs=$(grep 'execve(' "$SCRATCH/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||')
-	echo "$progs"
-	[ "$(grep -cx git <<<"$progs")" -le 4 ]
-	run grep -cx jq <<<"$progs"
-	assert_output 0
-	[ "$(wc -l <<<"$progs")" -le 16 ]
-	last_record | jq -e '.reused != null'
+		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" "$@" >/dev/null
+	grep 'execve(' "$SCRATCH/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||'
+}
+
+@test "the reuse path starts at most 4 git, 3 forge-state, no jq, no mkdir and 15 programs in all (plain and --isolated --warm)" {
+	command -v strace >/dev/null || { [ "${CI:-}" != true ] || fail "strace is required in CI"; skip "strace not installed"; }
+	echo edit >>README
+	echo new >untracked.txt
+	for mode in '' '--isolated --warm'; do
+		# shellcheck disable=SC2086 # options, split on purpose
+		forge-verify -q $mode --reuse -- true
+		# shellcheck disable=SC2086
+		progs=$(reused_progs $mode --reuse -- true)
+		echo "$mode: $progs"
+		last_record | jq -e '.reused != null'
+		# The key: rev-parse, add -A and write-tree on a scratch index; the
+		# note: one cat-file for every ref that may hold it.
+		[ "$(grep -cx git <<<"$progs")" -le 4 ]
+		# The clock, the breaker and the timeline.
+		[ "$(grep -cx forge-state <<<"$progs")" -le 3 ]
+		run grep -cx -e jq -e mkdir <<<"$progs"
+		assert_output 0
+		[ "$(wc -l <<<"$progs")" -le 15 ]
+	done
 }
