@@ -874,12 +874,6 @@ fail:
 static volatile sig_atomic_t serve_stop;
 static void on_serve_stop(int sig) { (void)sig; serve_stop = 1; }
 
-struct egress_flow {
-	int from, to, eof;
-	size_t len, off;
-	char buf[16384];
-};
-
 /*
  * The connection REQ allowed, as relay_copy relays it (both ways until both
  * sides closed, an error, or EGRESS_IDLE_MS without traffic), counting the
@@ -890,83 +884,45 @@ struct egress_flow {
 static unsigned long long egress_pump(int a, int b, const struct egress_rules *rules,
 	const struct egress_request *req, int slot, char *closed)
 {
-	static struct egress_flow dir[2];
+	static struct relay relay;
 	static struct egress_live live;
-	unsigned long long bytes = 0;
 	unsigned long generation;
 	long long next;
 	char fix[EGRESS_REASON_MAX];
-	int i, idle = 0;
+	int idle = 0;
 
 	closed[0] = '\0';
 	egress_live_read(&live);
 	generation = live.generation;
 	egress_slot_seen(slot, generation);
 	next = egress_next_expiry(&live, (long long)time(NULL));
-	dir[0].from = a, dir[0].to = b, dir[0].eof = 0, dir[0].len = 0;
-	dir[1].from = b, dir[1].to = a, dir[1].eof = 0, dir[1].len = 0;
+	relay_init(&relay, a, b);
 	for (;;) {
-		struct pollfd pfd[2];
 		long long now = (long long)time(NULL);
-		int r;
+		enum relay_step_result step;
 
-		if (serve_stop || (dir[0].eof && dir[0].len == 0 && dir[1].eof && dir[1].len == 0))
-			return bytes;
+		if (serve_stop || relay_done(&relay))
+			return relay.bytes;
 		if (egress_live_generation() != generation || (next && now >= next)) {
 			egress_live_read(&live);
 			if (!egress_decide(rules, &live, req->host, req->host_len, now, closed, fix))
-				return bytes;
+				return relay.bytes;
 			closed[0] = '\0';
 			generation = live.generation;
 			egress_slot_seen(slot, generation);
 			next = egress_next_expiry(&live, now);
 		}
-		for (i = 0; i < 2; i++) {
-			pfd[i].fd = dir[i].len ? dir[i].to : dir[i].eof ? -1 : dir[i].from;
-			pfd[i].events = dir[i].len ? POLLOUT : POLLIN;
-			pfd[i].revents = 0;
-		}
-		r = poll(pfd, 2, EGRESS_TICK_MS);
-		if (r < 0 && errno == EINTR)
+		step = relay_step(&relay, EGRESS_TICK_MS);
+		if (step == RELAY_INTR)
 			continue;
-		if (r < 0)
-			return bytes;
-		if (r == 0) {
+		if (step == RELAY_END)
+			return relay.bytes;
+		if (step == RELAY_IDLE) {
 			if ((idle += EGRESS_TICK_MS) >= EGRESS_IDLE_MS)
-				return bytes;
+				return relay.bytes;
 			continue;
 		}
 		idle = 0;
-		for (i = 0; i < 2; i++) {
-			struct egress_flow *d = &dir[i];
-			ssize_t n;
-
-			if (!pfd[i].revents)
-				continue;
-			if (d->len == 0) {
-				n = read(d->from, d->buf, sizeof d->buf);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n < 0 && errno != ECONNRESET)
-					return bytes;
-				if (n <= 0) {
-					d->eof = 1;
-					(void)shutdown(d->to, SHUT_WR);
-					continue;
-				}
-				d->len = (size_t)n;
-				d->off = 0;
-			} else {
-				n = write(d->to, d->buf + d->off, d->len);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n <= 0)
-					return bytes;
-				d->off += (size_t)n;
-				d->len -= (size_t)n;
-				bytes += (unsigned long long)n;
-			}
-		}
 	}
 }
 
