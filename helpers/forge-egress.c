@@ -59,11 +59,9 @@
 #include "relay.h"
 #include "server.h"
 
-const char forge_progname[] = "forge-egress";
-const char forge_usage[] =
-	"usage: forge-egress [--log DIR] [--control DIR] [--max-conns N] [--] SOCKET RULESFILE\n"
-	"       forge-egress --send DIR allow|deny SECONDS TARGET...\n";
 const char forge_help[] =
+	"usage: forge-egress [--log DIR] [--control DIR] [--max-conns N] [--] SOCKET RULESFILE\n"
+	"       forge-egress --send DIR allow|deny SECONDS TARGET...\n"
 	"Serve HTTP CONNECT and plain HTTP on the unix socket SOCKET (created\n"
 	"owner-only), allowing only public destinations whose host matches an\n"
 	"entry of RULESFILE (one allow-list entry per line, as forge-netrule\n"
@@ -123,7 +121,7 @@ static int egress_rules_add(struct egress_rules *rules, const char *line, size_t
 	case NETRULE_REJECTED:
 		if (warn)
 			fprintf(warn, "%s: warning: ignoring an invalid allow-list entry: %s\n",
-				forge_progname, reason);
+				forge_progname(), reason);
 		return 0;
 	case NETRULE_HOST:
 		break;
@@ -725,7 +723,7 @@ static int egress_send(int argc, char **argv)
 		die(EXIT_USAGE, "invalid duration: %s", egress_clean(argv[2], shown, sizeof shown));
 	for (i = 3; i < argc; i++) {
 		if ((why = egress_live_target(argv[i], strlen(argv[i]), target, reason))) {
-			fprintf(stderr, "%s: error: %s: %s\n", forge_progname, egress_clean(argv[i], shown, sizeof shown), why);
+			fprintf(stderr, "%s: error: %s: %s\n", forge_progname(), egress_clean(argv[i], shown, sizeof shown), why);
 			return EXIT_DATA;
 		}
 		egress_put(req, sizeof req, &n, "%s %lu %s\n", argv[1], seconds, target);
@@ -756,7 +754,7 @@ static int egress_send(int argc, char **argv)
 		return 0;
 	if (strncmp(answer, "error: ", 7) == 0) {
 		answer[strcspn(answer, "\n")] = '\0';
-		fprintf(stderr, "%s: error: %s\n", forge_progname, egress_clean(answer + 7, reason, sizeof reason));
+		fprintf(stderr, "%s: error: %s\n", forge_progname(), egress_clean(answer + 7, reason, sizeof reason));
 		return EXIT_DATA;
 	}
 	die(69, "the proxy gave no answer on %s", sun.sun_path);
@@ -800,12 +798,12 @@ static void egress_answer(int fd, int status, const struct egress_request *req, 
 		egress_clean(addr ? addr : "-", a, sizeof a);
 		snprintf(where, sizeof where, "%s port %u%s%s%s", host, req->port, addr ? " (" : "", addr ? a : "",
 			addr ? ")" : "");
-		snprintf(body, sizeof body, "%s: %s %s: %s%s%s\n", forge_progname,
+		snprintf(body, sizeof body, "%s: %s %s: %s%s%s\n", forge_progname(),
 			status == 403 ? "refused" : "cannot reach", where, r, f[0] ? "; to allow it: " : "", f);
 		snprintf(head, sizeof head, "X-Forge-Egress: decision=%s; host=%s; port=%u; address=%s; rule=\"%s\"%s%s%s",
 			decision, host, req->port, a, r, f[0] ? "; allow=\"" : "", f, f[0] ? "\"" : "");
 	} else {
-		snprintf(body, sizeof body, "%s: %s\n", forge_progname, r);
+		snprintf(body, sizeof body, "%s: %s\n", forge_progname(), r);
 		snprintf(head, sizeof head, "X-Forge-Egress: decision=%s; rule=\"%s\"", decision, r);
 	}
 	n = snprintf(buf, sizeof buf,
