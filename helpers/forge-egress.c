@@ -417,6 +417,20 @@ static void egress_fix(char *fix, const char *host)
 	snprintf(fix, EGRESS_REASON_MAX, "forge-sandbox allow %s%s", strchr(host, '.') ? "" : "domain=", host);
 }
 
+#define EGRESS_STAMP_MAX 32
+
+/* Writes the UTC time EXPIRES (seconds since the epoch) as
+ * 2026-11-30T06:35:44Z to STAMP (EGRESS_STAMP_MAX), or FALLBACK when it
+ * cannot be shown. */
+static void egress_stamp(char *stamp, long long expires, const char *fallback)
+{
+	time_t t = (time_t)expires;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(stamp, EGRESS_STAMP_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(stamp, EGRESS_STAMP_MAX, "%s", fallback);
+}
+
 /*
  * Decides HOST at time NOW: the newest live entry that matches (and has not
  * expired), else the rules file. Returns 1 when allowed. RULE (size
@@ -444,12 +458,9 @@ static int egress_decide(const struct egress_rules *rules, const struct egress_l
 			return 0;
 		}
 		if (g->expires) {
-			char stamp[32];
-			time_t t = (time_t)g->expires;
-			struct tm tm;
+			char stamp[EGRESS_STAMP_MAX];
 
-			if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-				strcpy(stamp, "?");
+			egress_stamp(stamp, g->expires, "?");
 			snprintf(rule, EGRESS_REASON_MAX, "granted by forge-sandbox allow %s until %s", g->target, stamp);
 		} else
 			snprintf(rule, EGRESS_REASON_MAX, "granted by forge-sandbox allow %s", g->target);
@@ -599,12 +610,9 @@ static void egress_grants_write(int dirfd, const struct egress_live *live)
 		egress_json(out, sizeof out, &n, g->target, EGRESS_TARGET_MAX);
 		egress_put(out, sizeof out, &n, ",\"decision\":\"%s\",\"until\":", g->deny ? "deny" : "allow");
 		if (g->expires) {
-			char stamp[32];
-			time_t t = (time_t)g->expires;
-			struct tm tm;
+			char stamp[EGRESS_STAMP_MAX];
 
-			if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-				strcpy(stamp, "1970-01-01T00:00:00Z");
+			egress_stamp(stamp, g->expires, "1970-01-01T00:00:00Z");
 			egress_put(out, sizeof out, &n, "\"%s\"}\n", stamp);
 		} else
 			egress_put(out, sizeof out, &n, "null}\n");
