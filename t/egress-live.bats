@@ -57,17 +57,6 @@ raw() {
 # grants: the live entries forge-sandbox ls --json shows for the sandbox.
 grants() { forge-sandbox ls --json | jq -c --arg n "$NAME" '.[] | select(.name == $n) | .grants'; }
 
-# init_pid: the PID of the sandbox's init, as up recorded it.
-init_pid() { cut -d' ' -f1 "$STATE/pid"; }
-
-# wait_log N: until egress.log has N lines (an allowed connection's line is
-# written when the connection ends); bounded.
-wait_log() {
-	for _ in $(seq 1 100); do
-		[ "$(grep -c . "$STATE/egress.log" 2>/dev/null)" -lt "$1" ] || return 0
-		sleep 0.05
-	done
-}
 
 @test "a refusal's 403 body and X-Forge-Egress header name the host, the port, the rule and the command that allows it" {
 	net_config '{"allow": ["api.public.test"]}'
@@ -127,7 +116,7 @@ wait_log() {
 	in_sandbox curl -sS --max-time 10 -o /dev/null http://www.public.test/denied
 	in_sandbox curl -sS --max-time 10 -o /dev/null -d 'tok-body' http://api.public.test/two
 	in_sandbox curl -sS --max-time 10 -o /dev/null https://evil.public.test/ || :
-	wait_log $((before + 4))
+	wait_log "$STATE" $((before + 4))
 	run forge-sandbox log "$REPO" --denied --json
 	assert_success
 	assert_equal "${#lines[@]}" $((denied + 2))

@@ -121,6 +121,15 @@ assert_no_lan_nor_host() {
 	done
 }
 
+# wait_log DIR N: waits (bounded) until DIR/egress.log has N lines: an
+# allowed connection's line is written when the connection ends.
+wait_log() {
+	for _ in $(seq 1 100); do
+		[ "$(grep -c . "$1/egress.log" 2>/dev/null)" -lt "$2" ] || return 0
+		sleep 0.05
+	done
+}
+
 # in_s CMD...: runs CMD in the scenario's network and mount namespaces.
 in_s() { nsenter --target "$S" --net --mount -- "$@"; }
 

@@ -11,7 +11,6 @@ setup() {
 }
 teardown() { forge_test_teardown; }
 
-last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
 runs() { grep -c -F '"event":"verify"' .forge/timeline.jsonl; }
 tree_of() { forge-verify --key --json "$@" | jq -r .tree; }
 # note [REF]: the note forge-verify keeps on the tree of the working state.

@@ -21,8 +21,6 @@ teardown() {
 	forge_test_teardown
 }
 
-init_pid() { cut -d' ' -f1 "$STATE/pid"; }
-
 @test "up starts a namespace sandbox that outlives it; exec returns statuses verbatim: 0, 42, 126, 127, 143" {
 	run --separate-stderr forge-sandbox up
 	assert_success

@@ -66,6 +66,9 @@ owner_worktree() {
 	OWNER_REPO=$SCRATCH/owner/repo
 }
 
+# init_pid: the PID of the namespace sandbox's init, as up recorded it.
+init_pid() { cut -d' ' -f1 "$STATE/pid"; }
+
 # in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
 in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 
