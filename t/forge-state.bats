@@ -270,10 +270,13 @@ no_temp_files() {
 
 @test "16 concurrent writers x 10 incr lose no update" {
 	forge-state set "$F" other=kept
+	pids=
 	for w in $(seq 16); do
 		(for i in $(seq 10); do forge-state incr "$F" n >/dev/null || exit 1; done) &
+		pids="$pids $!"
 	done
-	wait
+	# shellcheck disable=SC2086 # the PIDs
+	wait_pids $pids
 	run forge-state get "$F" n
 	assert_output 160
 	assert_equal "$(cat "$F")" "$(printf 'other=kept\nn=160')"
@@ -476,12 +479,15 @@ no_temp_files() {
 @test "append: 16 concurrent appenders x 20 lines give 320 intact lines" {
 	T="$D/timeline.jsonl"
 	pad=$(printf '%0500d' 0)
+	pids=
 	for w in $(seq 16); do
 		(for i in $(seq 20); do
 			forge-state append "$T" "{\"writer\":$w,\"i\":$i,\"pad\":\"$pad\"}" || exit 1
 		done) &
+		pids="$pids $!"
 	done
-	wait
+	# shellcheck disable=SC2086 # the PIDs
+	wait_pids $pids
 	assert_equal "$(wc -l <"$T")" 320
 	assert_equal "$(grep -cE "^\{\"writer\":[0-9]+,\"i\":[0-9]+,\"pad\":\"$pad\"\}$" "$T")" 320
 	assert_equal "$(sort -u "$T" | wc -l)" 320

@@ -468,10 +468,13 @@ refused_if_used() {
 
 @test "30 concurrent 'forge-verify -- true': 30 PASS, 30 intact records" {
 	forge_test_repo
+	pids=
 	for i in $(seq 1 30); do
 		forge-verify -q -- true >"$SCRATCH/out.$i" 2>&1 &
+		pids="$pids $!"
 	done
-	wait
+	# shellcheck disable=SC2086 # the PIDs
+	wait_pids $pids
 	[ "$(cat "$SCRATCH"/out.* | sort | uniq -c | sed 's/^ *//')" = '30 Verdict: PASS' ]
 	[ "$(jq -r .verdict .forge/timeline.jsonl | sort | uniq -c | sed 's/^ *//')" = '30 PASS' ]
 	# Each run's log survived its own run.

@@ -70,6 +70,17 @@ need_strace() {
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 }
 
+# wait_pids PID...: waits for each of the test's background jobs PID, their
+# statuses unchecked. Never a bare `wait`: bats' per-test timeout
+# (BATS_TEST_TIMEOUT, set by t/run-bats) counts down in a child of the test
+# too, and a bare `wait` waits for it, until the test times out.
+wait_pids() {
+	local pid
+	for pid in "$@"; do
+		wait "$pid" || :
+	done
+}
+
 # now_ms: milliseconds since the epoch.
 now_ms() { date +%s%3N; }
 

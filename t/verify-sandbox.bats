@@ -51,10 +51,13 @@ teardown() {
 }
 
 @test "--sandbox: concurrent runs bring the sandbox up once and all run in it" {
+	pids=
 	for i in 1 2 3; do
 		forge-verify --sandbox -- true >"$SCRATCH/out.$i" 2>&1 &
+		pids="$pids $!"
 	done
-	wait
+	# shellcheck disable=SC2086 # the PIDs
+	wait_pids $pids
 	for i in 1 2 3; do
 		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i" || { cat "$SCRATCH/out.$i"; false; }
 	done
