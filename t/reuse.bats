@@ -393,13 +393,18 @@ clone_pair() {
 }
 
 @test "concurrent writers: every run ends correctly and the note holds one intact entry per key" {
-	# Four different keys and two runs of one key, all at once.
+	# Four different keys and two runs of one key, all at once. (Their own
+	# PIDs: `jobs -p` would list bats' per-test timeout countdown too.)
+	pids=
 	for i in 1 2 3 4; do
 		forge-verify -q --reuse -- sh -c "sleep 0.2; exit 0" "$i" &
+		pids="$pids $!"
 	done
 	forge-verify -q --reuse -- sh -c 'sleep 0.2' same &
+	pids="$pids $!"
 	forge-verify -q --reuse -- sh -c 'sleep 0.2' same &
-	for job in $(jobs -p); do wait "$job"; done
+	pids="$pids $!"
+	for job in $pids; do wait "$job"; done
 	[ "$(runs)" -eq 6 ]
 	note >"$SCRATCH/note"
 	# Every line an entry (valid JSON); one per key.
