@@ -260,12 +260,16 @@ EOF
 @test "forge-dockerd-start: three concurrent starts start exactly one daemon" {
 	stub_daemon
 	local i
+	# Each by its PID: a job number could name bats' per-test timeout
+	# countdown (BATS_TEST_TIMEOUT), a job of the test too.
+	local pids=()
 	for i in 1 2 3; do
 		"$C/forge-dockerd-start" >"$SCRATCH/out.$i" 2>&1 3>&- &
+		pids+=("$!")
 	done
-	wait %1
-	wait %2
-	wait %3
+	wait "${pids[0]}"
+	wait "${pids[1]}"
+	wait "${pids[2]}"
 	[ "$(wc -l <"$STUB_STATE/starts")" -eq 1 ]
 	run cat "$SCRATCH"/out.*
 	[ "${#lines[@]}" -eq 1 ]
@@ -365,12 +369,14 @@ $C/forge-dockerd-start
 		--pidfile "$SCRATCH/dockerd.pid" --bridge none --iptables=false --ip-masq=false
 	run "$FORGE_DOCKER" info
 	assert_failure
+	pids=()
 	for i in 1 2 3; do
 		"$C/forge-dockerd-start" "$@" >"$SCRATCH/out.$i" 2>&1 3>&- &
+		pids+=("$!")
 	done
-	wait %1 || { cat "$SCRATCH"/out.* "$d/log" >&2; false; }
-	wait %2
-	wait %3
+	wait "${pids[0]}" || { cat "$SCRATCH"/out.* "$d/log" >&2; false; }
+	wait "${pids[1]}"
+	wait "${pids[2]}"
 	run "$FORGE_DOCKER" info --format '{{.DockerRootDir}}'
 	assert_success
 	assert_output "$d/data"
