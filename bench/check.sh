@@ -19,35 +19,13 @@ budget=300
 case $rounds in '' | *[!0-9]*) echo "usage: $0 [ROUNDS]" >&2; exit 64 ;; esac
 [ "$rounds" -gt 0 ] || { echo "$0: ROUNDS must be > 0" >&2; exit 64; }
 
-build=${FORGE_BUILD:-$(cd "$(dirname -- "$0")/.." && pwd)}
-if [ -f "$build/lib-sh/forge.sh" ] && [ -x "$build/helpers/forge-probe" ]; then
-	export FORGE_LIBDIR="$build/lib-sh" FORGE_HELPERDIR="$build/helpers"
-	PATH=$build/bin:$build/helpers:$PATH
-fi
-for prog in forge-sandbox forge-shell bwrap git; do
-	command -v "$prog" >/dev/null 2>&1 || { echo "$0: $prog not found (set FORGE_BUILD to the build tree)" >&2; exit 69; }
-done
+# shellcheck source=bench/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_use_build forge-probe forge-sandbox forge-shell bwrap git
 lib=${FORGE_LIBDIR:-$(dirname -- "$(command -v forge-sandbox)")/../share/forge/lib-sh}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
-export HOME="$tmp/home" XDG_STATE_HOME="$tmp/home/.local/state" XDG_CONFIG_HOME="$tmp/home/.config"
-export XDG_CACHE_HOME="$tmp/home/.cache" GIT_CONFIG_NOSYSTEM=1 TMPDIR="$tmp"
-unset FORGE_CONFIG FORGE_SANDBOX_CONTAINER
-cleanup() {
-	[ ! -d "$tmp/repo" ] || forge-sandbox rm "$tmp/repo" >/dev/null 2>&1 || :
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-mkdir -p "$XDG_CONFIG_HOME/forge" "$tmp/repo"
-printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}\n' \
-	>"$XDG_CONFIG_HOME/forge/config.json"
-git -C "$tmp/repo" init -q
-git -C "$tmp/repo" -c user.name=bench -c user.email=bench@example.invalid commit -q --allow-empty -m bench
-cd "$tmp/repo"
+bench_scratch '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"]}}}'
+export TMPDIR="$tmp"
 forge-sandbox up >/dev/null 2>&1 || { echo "$0: forge-sandbox up failed" >&2; exit 69; }
 
 # timed VARIANT: one line per run, its wall time in microseconds.
@@ -101,11 +79,7 @@ for v in exec fast check; do
 	timed "$v" >"$tmp/$v"
 done
 
-# median FILE: the median of the numbers in FILE.
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%d\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-awk -v e="$(median "$tmp/exec")" -v f="$(median "$tmp/fast")" -v c="$(median "$tmp/check")" \
+awk -v e="$(bench_median "$tmp/exec")" -v f="$(bench_median "$tmp/fast")" -v c="$(bench_median "$tmp/check")" \
 	-v b="$budget" -v n="$rounds" 'BEGIN {
 	printf "median over %d runs each (milliseconds):\n", n
 	printf "  forge-sandbox exec -- true                  %8.1f\n", e / 1000

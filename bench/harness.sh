@@ -28,14 +28,9 @@ if [ "$rounds" -eq 0 ] || [ "$batch" -eq 0 ]; then
 	exit 64
 fi
 
-build=${FORGE_BUILD:-$(cd "$(dirname -- "$0")/.." && pwd)}
-if [ -f "$build/lib-sh/forge.sh" ] && [ -x "$build/helpers/forge-shell" ]; then
-	export FORGE_LIBDIR="$build/lib-sh" FORGE_HELPERDIR="$build/helpers"
-	PATH=$build/bin:$build/helpers:$PATH
-fi
-for prog in forge-sandbox forge-shell bwrap git curl jq; do
-	command -v "$prog" >/dev/null 2>&1 || { echo "$0: $prog not found (set FORGE_BUILD to the build tree)" >&2; exit 69; }
-done
+# shellcheck source=bench/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_use_build forge-shell forge-sandbox forge-shell bwrap git curl jq
 forge_shell=$(command -v forge-shell)
 forge_sandbox=$(command -v forge-sandbox)
 opencode=''
@@ -46,35 +41,19 @@ if [ "${OPENCODE:-1}" != 0 ]; then
 	[ -f "$plugin" ] || { echo "$0: $plugin not found (make builds it)" >&2; exit 69; }
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
-export HOME="$tmp/home" XDG_STATE_HOME="$tmp/home/.local/state" XDG_CONFIG_HOME="$tmp/home/.config"
-export XDG_CACHE_HOME="$tmp/home/.cache" XDG_DATA_HOME="$tmp/home/.local/share" GIT_CONFIG_NOSYSTEM=1
-unset FORGE_CONFIG FORGE_SANDBOX_CONTAINER FORGE_SANDBOX_BACKEND FORGE_SANDBOX_STATE FORGE_SANDBOX_REQUIRED
 oc_pid=''
+bench_scratch '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
+export XDG_DATA_HOME="$tmp/home/.local/share"
+unset FORGE_SANDBOX_BACKEND FORGE_SANDBOX_STATE FORGE_SANDBOX_REQUIRED
 # shellcheck disable=SC2317 # called by the trap
 cleanup() {
 	[ -z "$oc_pid" ] || { kill "$oc_pid" 2>/dev/null; wait "$oc_pid" 2>/dev/null; } || :
-	[ ! -d "$tmp/repo" ] || forge-sandbox rm "$tmp/repo" >/dev/null 2>&1 || :
-	rm -rf "$tmp"
+	bench_cleanup
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-mkdir -p "$XDG_CONFIG_HOME/forge" "$tmp/repo"
-printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
-git -C "$tmp/repo" init -q
-git -C "$tmp/repo" -c user.name=bench -c user.email=bench@example.invalid commit -q --allow-empty -m bench
-cd "$tmp/repo"
 name=$(forge-sandbox up 2>/dev/null) || { echo "$0: forge-sandbox up failed" >&2; exit 69; }
 # Required mode from here on, as a harness runs.
 export FORGE_SANDBOX_REQUIRED=1
-
-# median FILE: the median of the numbers in FILE, one per line.
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 
 # Part 1. batch_ns VARIANT: the wall time of BATCH runs of VARIANT, in ns.
 batch_ns() {
@@ -107,7 +86,7 @@ batch_ns() {
 )
 paste "$tmp/sandbox" "$tmp/host" | awk '{ print $1 - $2 }' >"$tmp/over"
 shell_ok=0
-awk -v s="$(median "$tmp/sandbox")" -v h="$(median "$tmp/host")" -v o="$(median "$tmp/over")" \
+awk -v s="$(bench_median "$tmp/sandbox")" -v h="$(bench_median "$tmp/host")" -v o="$(bench_median "$tmp/over")" \
 	-v b="$batch" -v n="$((rounds * batch))" 'BEGIN {
 	printf "1. median per command over %d runs each (interleaved batches of %d):\n", n, b
 	printf "  forge-shell -c true, sandboxed   %7.2f ms\n", s / b / 1e6
@@ -179,7 +158,7 @@ while [ "$r" -lt $((3 * rounds)) ]; do
 	fi
 	r=$((r + 1))
 done
-awk -v s="$(median "$tmp/oc.sandbox")" -v h="$(median "$tmp/oc.host")" -v n="$((3 * rounds))" -v v="$version" 'BEGIN {
+awk -v s="$(bench_median "$tmp/oc.sandbox")" -v h="$(bench_median "$tmp/oc.host")" -v n="$((3 * rounds))" -v v="$version" 'BEGIN {
 	printf "2. opencode %s session shell, `true`, median of %d requests each (interleaved):\n", v, n
 	printf "  sandboxed session                %7.2f ms\n", s / 1e6
 	printf "  session opted out to the host    %7.2f ms\n", h / 1e6

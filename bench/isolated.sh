@@ -29,48 +29,21 @@ set -eu
 FILES=${FILES:-20000}
 DIRS=${DIRS:-1000}
 RUNS=${RUNS:-5}
-here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${FORGE_VERIFY:-}" ]; then
-	if [ -x "$here/bin/forge-verify" ]; then
-		FORGE_VERIFY=$here/bin/forge-verify
-		: "${FORGE_LIBDIR:=$here/lib-sh}" "${FORGE_HELPERDIR:=$here/helpers}"
-		export FORGE_LIBDIR FORGE_HELPERDIR
-	else
-		FORGE_VERIFY=$(command -v forge-verify) || { echo "bench: build forge first" >&2; exit 69; }
-	fi
-fi
+bench_forge_verify
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
 # The slot's sandbox goes with the pool (--prune), before its folders.
-cleanup() {
-	[ "${SANDBOX:-1}" = 0 ] || (cd "$work/repo" 2>/dev/null && "$FORGE_VERIFY" --prune) >/dev/null 2>&1 || :
-	[ -n "${KEEP:-}" ] || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-repo=$work/repo
+if [ "${SANDBOX:-1}" = 0 ]; then bench_work 0; else bench_work 1; fi
 export XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state"
 if [ "${SANDBOX:-1}" != 0 ] && [ -z "${FORGE_CONFIG:-}" ]; then
 	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$work/sandbox.json"
 	export FORGE_CONFIG="$work/sandbox.json"
 fi
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
-git config --global user.name bench
-git config --global user.email bench@example.invalid
+bench_git_identity "$work"
 
 bench_repo "$repo" "$FILES" "$DIRS"
 
 # time_ms COMMAND...: runs COMMAND once in the repository, prints wall ms.
-time_ms() {
-	t0=$(now_ms)
-	(cd "$repo" && "$@") >/dev/null 2>&1 || { echo "bench: $* failed" >&2; exit 1; }
-	echo $(($(now_ms) - t0))
-}
-
-# median FILE: the median of the numbers in FILE.
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
-}
+time_ms() { bench_time_ms "$repo" "$@"; }
 
 bare_worktree() {
 	git worktree add -q --detach "$work/wt" HEAD && git worktree remove --force "$work/wt"
@@ -91,9 +64,9 @@ while [ "$n" -lt "$RUNS" ]; do
 	[ "${SANDBOX:-1}" = 0 ] || time_ms "$FORGE_VERIFY" -q --isolated --warm --sandbox -- true >>"$work/g"
 	n=$((n + 1))
 done
-a=$(median "$work/a") b=$(median "$work/b") c=$(median "$work/c") d=$(median "$work/d")
+a=$(bench_median "$work/a") b=$(bench_median "$work/b") c=$(bench_median "$work/c") d=$(bench_median "$work/d")
 g=''
-[ "${SANDBOX:-1}" = 0 ] || g=$(median "$work/g")
+[ "${SANDBOX:-1}" = 0 ] || g=$(bench_median "$work/g")
 
 e='' f=''
 if [ "${NPM:-1}" != 0 ] && command -v npm >/dev/null 2>&1; then
@@ -125,23 +98,22 @@ if [ "${NPM:-1}" != 0 ] && command -v npm >/dev/null 2>&1; then
 		time_ms "$FORGE_VERIFY" -q --isolated --warm -- npm test >>"$work/f"
 		n=$((n + 1))
 	done
-	e=$(median "$work/e") f=$(median "$work/f")
+	e=$(bench_median "$work/e") f=$(bench_median "$work/f")
 fi
 
-ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", (y > 0) ? x / y : 0 }'; }
 printf '%-46s %8s\n' "median of $RUNS runs" "ms"
 printf '%-46s %8d\n' "(a) git worktree add --detach + remove --force" "$a"
 printf '%-46s %8d\n' "(b) forge-verify --isolated -- true" "$b"
 printf '%-46s %8d\n' "(c) forge-verify --isolated --warm -- true" "$c"
 printf '%-46s %8d\n' "(d) git status --porcelain" "$d"
 printf 'b/a = %s (target <= 1.15)   c/b = %s (target <= 0.05)   c/d = %s\n' \
-	"$(ratio "$b" "$a")" "$(ratio "$c" "$b")" "$(ratio "$c" "$d")"
+	"$(bench_ratio "$b" "$a")" "$(bench_ratio "$c" "$b")" "$(bench_ratio "$c" "$d")"
 if [ -n "$g" ]; then
 	printf '%-46s %8d\n' "(g) --isolated --warm --sandbox -- true" "$g"
-	printf 'g/c = %s (the slot'"'"'s sandbox, kept between runs)\n' "$(ratio "$g" "$c")"
+	printf 'g/c = %s (the slot'"'"'s sandbox, kept between runs)\n' "$(bench_ratio "$g" "$c")"
 fi
 if [ -n "$e" ]; then
 	printf '%-46s %8d\n' "(e) npm project, --isolated (npm ci each run)" "$e"
 	printf '%-46s %8d\n' "(f) npm project, --isolated --warm (2nd+ run)" "$f"
-	printf 'f/e = %s (the warm run skips npm ci)\n' "$(ratio "$f" "$e")"
+	printf 'f/e = %s (the warm run skips npm ci)\n' "$(bench_ratio "$f" "$e")"
 fi

@@ -23,38 +23,15 @@ set -eu
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 ROUNDS=${ROUNDS:-7}
-here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${FORGE_VERIFY:-}" ]; then
-	# An in-tree build, else the build tree this runs in (out of tree).
-	[ -x "$here/bin/forge-verify" ] || [ ! -x bin/forge-verify ] || here=$(pwd)
-	if [ -x "$here/bin/forge-verify" ]; then
-		FORGE_VERIFY=$here/bin/forge-verify
-		: "${FORGE_LIBDIR:=$here/lib-sh}" "${FORGE_HELPERDIR:=$here/helpers}"
-		export FORGE_LIBDIR FORGE_HELPERDIR
-	else
-		FORGE_VERIFY=$(command -v forge-verify) || { echo "bench: build forge first" >&2; exit 69; }
-	fi
-fi
+bench_forge_verify
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/forge-overhead.XXXXXX")
-cleanup() { [ -n "${KEEP:-}" ] || rm -rf "$work"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
+bench_work 0
 export XDG_CACHE_HOME="$work/cache" XDG_CONFIG_HOME="$work/config"
 unset FORGE_CONFIG
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
-git config --global user.name bench
-git config --global user.email bench@example.invalid
+bench_git_identity "$work"
 
 
-# time_ms DIR COMMAND...: runs COMMAND once in DIR, prints wall ms.
-time_ms() {
-	tm_dir=$1
-	shift
-	tm_t0=$(now_ms)
-	(cd "$tm_dir" && "$@") >/dev/null 2>&1 || { echo "bench: $* failed in $tm_dir" >&2; exit 1; }
-	echo $(($(now_ms) - tm_t0))
-}
+time_ms() { bench_time_ms "$@"; }
 
 bare_worktree() {
 	git worktree add -q --detach "$work/wt" HEAD && git worktree remove --force "$work/wt"

@@ -21,44 +21,16 @@ set -eu
 FILES=${FILES:-20000}
 DIRS=${DIRS:-1000}
 RUNS=${RUNS:-5}
-here=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${FORGE_VERIFY:-}" ]; then
-	# From an out-of-tree build folder: its programs.
-	[ -x "$here/bin/forge-verify" ] || [ ! -x bin/forge-verify ] || here=$(pwd)
-	if [ -x "$here/bin/forge-verify" ]; then
-		FORGE_VERIFY=$here/bin/forge-verify
-		: "${FORGE_LIBDIR:=$here/lib-sh}" "${FORGE_HELPERDIR:=$here/helpers}"
-		export FORGE_LIBDIR FORGE_HELPERDIR
-	else
-		FORGE_VERIFY=$(command -v forge-verify) || { echo "bench: build forge first" >&2; exit 69; }
-	fi
-fi
+bench_forge_verify
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
-cleanup() {
-	(cd "$work/repo" 2>/dev/null && "$FORGE_VERIFY" --prune) >/dev/null 2>&1 || :
-	[ -n "${KEEP:-}" ] || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-repo=$work/repo
+bench_work 1
 export XDG_CACHE_HOME="$work/cache" XDG_STATE_HOME="$work/state"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig"
-git config --global user.name bench
-git config --global user.email bench@example.invalid
+bench_git_identity "$work"
 
 bench_repo "$repo" "$FILES" "$DIRS"
 
 # time_ms COMMAND...: runs COMMAND once in the repository, prints wall ms.
-time_ms() {
-	t0=$(now_ms)
-	(cd "$repo" && "$@") >/dev/null 2>&1 || { echo "bench: $* failed" >&2; exit 1; }
-	echo $(($(now_ms) - t0))
-}
-
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }'
-}
+time_ms() { bench_time_ms "$repo" "$@"; }
 
 # The warm slot, then the run whose verdict the others reuse.
 time_ms "$FORGE_VERIFY" -q --isolated --warm --no-reuse -- sleep 1 >/dev/null
@@ -80,9 +52,9 @@ while [ "$n" -lt "$RUNS" ]; do
 		sh "$work/index" >>"$work/e"
 	n=$((n + 1))
 done
-a=$(median "$work/a") b=$(median "$work/b") c=$(median "$work/c") d=$(median "$work/d") e=$(median "$work/e")
+a=$(bench_median "$work/a") b=$(bench_median "$work/b") c=$(bench_median "$work/c") d=$(bench_median "$work/d")
+e=$(bench_median "$work/e")
 
-ratio() { awk -v x="$1" -v y="$2" 'BEGIN { printf "%.3f", (y > 0) ? x / y : 0 }'; }
 printf '%-52s %8s\n' "median of $RUNS runs" "ms"
 printf '%-52s %8d\n' "(a) git status --porcelain" "$a"
 printf '%-52s %8d\n' "(b) forge-verify --key --isolated -- sleep 1" "$b"
@@ -90,7 +62,7 @@ printf '%-52s %8d\n' "(c) --isolated --warm --reuse -- sleep 1 (reused)" "$c"
 printf '%-52s %8d\n' "(d) --isolated --warm --no-reuse -- sleep 1" "$d"
 printf '%-52s %8d\n' "(e) git add -A + write-tree on a copy of the index" "$e"
 printf 'b/a = %s (target <= 1.5)   c/a = %s (target <= 2)   c/d = %s (target <= 0.05)\n' \
-	"$(ratio "$b" "$a")" "$(ratio "$c" "$a")" "$(ratio "$c" "$d")"
+	"$(bench_ratio "$b" "$a")" "$(bench_ratio "$c" "$a")" "$(bench_ratio "$c" "$d")"
 printf 'uptime: %s\n' "$(uptime)"
 if command -v strace >/dev/null 2>&1; then
 	(cd "$repo" && strace -f -qq -e trace=execve -o "$work/execs" \

@@ -22,33 +22,10 @@ if [ "$rounds" -eq 0 ] || [ "$batch" -eq 0 ]; then
 	exit 64
 fi
 
-build=${FORGE_BUILD:-$(cd "$(dirname -- "$0")/.." && pwd)}
-if [ -f "$build/lib-sh/forge.sh" ] && [ -x "$build/helpers/forge-shell" ]; then
-	export FORGE_LIBDIR="$build/lib-sh" FORGE_HELPERDIR="$build/helpers"
-	PATH=$build/bin:$build/helpers:$PATH
-fi
-for prog in forge-sandbox forge-shell bwrap git; do
-	command -v "$prog" >/dev/null 2>&1 || { echo "$0: $prog not found (set FORGE_BUILD to the build tree)" >&2; exit 69; }
-done
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
-export HOME="$tmp/home" XDG_STATE_HOME="$tmp/home/.local/state" XDG_CONFIG_HOME="$tmp/home/.config"
-export XDG_CACHE_HOME="$tmp/home/.cache" GIT_CONFIG_NOSYSTEM=1
-unset FORGE_CONFIG FORGE_SANDBOX_CONTAINER
-cleanup() {
-	[ ! -d "$tmp/repo" ] || forge-sandbox rm "$tmp/repo" >/dev/null 2>&1 || :
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
-
-mkdir -p "$XDG_CONFIG_HOME/forge" "$tmp/repo"
-printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
-git -C "$tmp/repo" init -q
-git -C "$tmp/repo" -c user.name=bench -c user.email=bench@example.invalid commit -q --allow-empty -m bench
-cd "$tmp/repo"
+# shellcheck source=bench/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+bench_use_build forge-shell forge-sandbox forge-shell bwrap git
+bench_scratch '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
 FORGE_SANDBOX_CONTAINER=$(forge-sandbox up 2>/dev/null) || { echo "$0: forge-sandbox up failed" >&2; exit 69; }
 export FORGE_SANDBOX_CONTAINER
 

@@ -59,11 +59,9 @@
 #include "relay.h"
 #include "server.h"
 
-const char forge_progname[] = "forge-egress";
-const char forge_usage[] =
-	"usage: forge-egress [--log DIR] [--control DIR] [--max-conns N] [--] SOCKET RULESFILE\n"
-	"       forge-egress --send DIR allow|deny SECONDS TARGET...\n";
 const char forge_help[] =
+	"usage: forge-egress [--log DIR] [--control DIR] [--max-conns N] [--] SOCKET RULESFILE\n"
+	"       forge-egress --send DIR allow|deny SECONDS TARGET...\n"
 	"Serve HTTP CONNECT and plain HTTP on the unix socket SOCKET (created\n"
 	"owner-only), allowing only public destinations whose host matches an\n"
 	"entry of RULESFILE (one allow-list entry per line, as forge-netrule\n"
@@ -123,7 +121,7 @@ static int egress_rules_add(struct egress_rules *rules, const char *line, size_t
 	case NETRULE_REJECTED:
 		if (warn)
 			fprintf(warn, "%s: warning: ignoring an invalid allow-list entry: %s\n",
-				forge_progname, reason);
+				forge_progname(), reason);
 		return 0;
 	case NETRULE_HOST:
 		break;
@@ -419,6 +417,20 @@ static void egress_fix(char *fix, const char *host)
 	snprintf(fix, EGRESS_REASON_MAX, "forge-sandbox allow %s%s", strchr(host, '.') ? "" : "domain=", host);
 }
 
+#define EGRESS_STAMP_MAX 32
+
+/* Writes the UTC time EXPIRES (seconds since the epoch) as
+ * 2026-11-30T06:35:44Z to STAMP (EGRESS_STAMP_MAX), or FALLBACK when it
+ * cannot be shown. */
+static void egress_stamp(char *stamp, long long expires, const char *fallback)
+{
+	time_t t = (time_t)expires;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(stamp, EGRESS_STAMP_MAX, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(stamp, EGRESS_STAMP_MAX, "%s", fallback);
+}
+
 /*
  * Decides HOST at time NOW: the newest live entry that matches (and has not
  * expired), else the rules file. Returns 1 when allowed. RULE (size
@@ -446,12 +458,9 @@ static int egress_decide(const struct egress_rules *rules, const struct egress_l
 			return 0;
 		}
 		if (g->expires) {
-			char stamp[32];
-			time_t t = (time_t)g->expires;
-			struct tm tm;
+			char stamp[EGRESS_STAMP_MAX];
 
-			if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-				strcpy(stamp, "?");
+			egress_stamp(stamp, g->expires, "?");
 			snprintf(rule, EGRESS_REASON_MAX, "granted by forge-sandbox allow %s until %s", g->target, stamp);
 		} else
 			snprintf(rule, EGRESS_REASON_MAX, "granted by forge-sandbox allow %s", g->target);
@@ -601,12 +610,9 @@ static void egress_grants_write(int dirfd, const struct egress_live *live)
 		egress_json(out, sizeof out, &n, g->target, EGRESS_TARGET_MAX);
 		egress_put(out, sizeof out, &n, ",\"decision\":\"%s\",\"until\":", g->deny ? "deny" : "allow");
 		if (g->expires) {
-			char stamp[32];
-			time_t t = (time_t)g->expires;
-			struct tm tm;
+			char stamp[EGRESS_STAMP_MAX];
 
-			if (!gmtime_r(&t, &tm) || strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-				strcpy(stamp, "1970-01-01T00:00:00Z");
+			egress_stamp(stamp, g->expires, "1970-01-01T00:00:00Z");
 			egress_put(out, sizeof out, &n, "\"%s\"}\n", stamp);
 		} else
 			egress_put(out, sizeof out, &n, "null}\n");
@@ -725,7 +731,7 @@ static int egress_send(int argc, char **argv)
 		die(EXIT_USAGE, "invalid duration: %s", egress_clean(argv[2], shown, sizeof shown));
 	for (i = 3; i < argc; i++) {
 		if ((why = egress_live_target(argv[i], strlen(argv[i]), target, reason))) {
-			fprintf(stderr, "%s: error: %s: %s\n", forge_progname, egress_clean(argv[i], shown, sizeof shown), why);
+			fprintf(stderr, "%s: error: %s: %s\n", forge_progname(), egress_clean(argv[i], shown, sizeof shown), why);
 			return EXIT_DATA;
 		}
 		egress_put(req, sizeof req, &n, "%s %lu %s\n", argv[1], seconds, target);
@@ -756,7 +762,7 @@ static int egress_send(int argc, char **argv)
 		return 0;
 	if (strncmp(answer, "error: ", 7) == 0) {
 		answer[strcspn(answer, "\n")] = '\0';
-		fprintf(stderr, "%s: error: %s\n", forge_progname, egress_clean(answer + 7, reason, sizeof reason));
+		fprintf(stderr, "%s: error: %s\n", forge_progname(), egress_clean(answer + 7, reason, sizeof reason));
 		return EXIT_DATA;
 	}
 	die(69, "the proxy gave no answer on %s", sun.sun_path);
@@ -800,12 +806,12 @@ static void egress_answer(int fd, int status, const struct egress_request *req, 
 		egress_clean(addr ? addr : "-", a, sizeof a);
 		snprintf(where, sizeof where, "%s port %u%s%s%s", host, req->port, addr ? " (" : "", addr ? a : "",
 			addr ? ")" : "");
-		snprintf(body, sizeof body, "%s: %s %s: %s%s%s\n", forge_progname,
+		snprintf(body, sizeof body, "%s: %s %s: %s%s%s\n", forge_progname(),
 			status == 403 ? "refused" : "cannot reach", where, r, f[0] ? "; to allow it: " : "", f);
 		snprintf(head, sizeof head, "X-Forge-Egress: decision=%s; host=%s; port=%u; address=%s; rule=\"%s\"%s%s%s",
 			decision, host, req->port, a, r, f[0] ? "; allow=\"" : "", f, f[0] ? "\"" : "");
 	} else {
-		snprintf(body, sizeof body, "%s: %s\n", forge_progname, r);
+		snprintf(body, sizeof body, "%s: %s\n", forge_progname(), r);
 		snprintf(head, sizeof head, "X-Forge-Egress: decision=%s; rule=\"%s\"", decision, r);
 	}
 	n = snprintf(buf, sizeof buf,
@@ -874,12 +880,6 @@ fail:
 static volatile sig_atomic_t serve_stop;
 static void on_serve_stop(int sig) { (void)sig; serve_stop = 1; }
 
-struct egress_flow {
-	int from, to, eof;
-	size_t len, off;
-	char buf[16384];
-};
-
 /*
  * The connection REQ allowed, as relay_copy relays it (both ways until both
  * sides closed, an error, or EGRESS_IDLE_MS without traffic), counting the
@@ -890,83 +890,45 @@ struct egress_flow {
 static unsigned long long egress_pump(int a, int b, const struct egress_rules *rules,
 	const struct egress_request *req, int slot, char *closed)
 {
-	static struct egress_flow dir[2];
+	static struct relay relay;
 	static struct egress_live live;
-	unsigned long long bytes = 0;
 	unsigned long generation;
 	long long next;
 	char fix[EGRESS_REASON_MAX];
-	int i, idle = 0;
+	int idle = 0;
 
 	closed[0] = '\0';
 	egress_live_read(&live);
 	generation = live.generation;
 	egress_slot_seen(slot, generation);
 	next = egress_next_expiry(&live, (long long)time(NULL));
-	dir[0].from = a, dir[0].to = b, dir[0].eof = 0, dir[0].len = 0;
-	dir[1].from = b, dir[1].to = a, dir[1].eof = 0, dir[1].len = 0;
+	relay_init(&relay, a, b);
 	for (;;) {
-		struct pollfd pfd[2];
 		long long now = (long long)time(NULL);
-		int r;
+		enum relay_step_result step;
 
-		if (serve_stop || (dir[0].eof && dir[0].len == 0 && dir[1].eof && dir[1].len == 0))
-			return bytes;
+		if (serve_stop || relay_done(&relay))
+			return relay.bytes;
 		if (egress_live_generation() != generation || (next && now >= next)) {
 			egress_live_read(&live);
 			if (!egress_decide(rules, &live, req->host, req->host_len, now, closed, fix))
-				return bytes;
+				return relay.bytes;
 			closed[0] = '\0';
 			generation = live.generation;
 			egress_slot_seen(slot, generation);
 			next = egress_next_expiry(&live, now);
 		}
-		for (i = 0; i < 2; i++) {
-			pfd[i].fd = dir[i].len ? dir[i].to : dir[i].eof ? -1 : dir[i].from;
-			pfd[i].events = dir[i].len ? POLLOUT : POLLIN;
-			pfd[i].revents = 0;
-		}
-		r = poll(pfd, 2, EGRESS_TICK_MS);
-		if (r < 0 && errno == EINTR)
+		step = relay_step(&relay, EGRESS_TICK_MS);
+		if (step == RELAY_INTR)
 			continue;
-		if (r < 0)
-			return bytes;
-		if (r == 0) {
+		if (step == RELAY_END)
+			return relay.bytes;
+		if (step == RELAY_IDLE) {
 			if ((idle += EGRESS_TICK_MS) >= EGRESS_IDLE_MS)
-				return bytes;
+				return relay.bytes;
 			continue;
 		}
 		idle = 0;
-		for (i = 0; i < 2; i++) {
-			struct egress_flow *d = &dir[i];
-			ssize_t n;
-
-			if (!pfd[i].revents)
-				continue;
-			if (d->len == 0) {
-				n = read(d->from, d->buf, sizeof d->buf);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n < 0 && errno != ECONNRESET)
-					return bytes;
-				if (n <= 0) {
-					d->eof = 1;
-					(void)shutdown(d->to, SHUT_WR);
-					continue;
-				}
-				d->len = (size_t)n;
-				d->off = 0;
-			} else {
-				n = write(d->to, d->buf + d->off, d->len);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n <= 0)
-					return bytes;
-				d->off += (size_t)n;
-				d->len -= (size_t)n;
-				bytes += (unsigned long long)n;
-			}
-		}
 	}
 }
 

@@ -23,11 +23,9 @@
 #include "forge-util.h"
 #include "netrule.h"
 
-const char forge_progname[] = "forge-netrule";
-const char forge_usage[] =
-	"usage: forge-netrule [--json] [--secret-hosts] [--] [ENTRY...]\n"
-	"       forge-netrule --check [--secret-hosts] [--] ENTRY\n";
 const char forge_help[] =
+	"usage: forge-netrule [--json] [--secret-hosts] [--] [ENTRY...]\n"
+	"       forge-netrule --check [--secret-hosts] [--] ENTRY\n"
 	"Print the msb flags for an egress allow-list (entries from stdin, one per\n"
 	"line, when none are given).\n"
 	"  --json          print {\"mode\",\"rules\",\"rejected\"} as one JSON document\n"
@@ -256,13 +254,13 @@ static void netrule_print_warnings(FILE *err, const struct netrule_list *list)
 
 		if (e->class != NETRULE_REJECTED)
 			continue;
-		fprintf(err, "%s: warning: rejected '", forge_progname);
+		fprintf(err, "%s: warning: rejected '", forge_progname());
 		netrule_put_quoted(err, e->text, e->len);
 		fprintf(err, "': %s\n", e->reason);
 	}
 	if (netrule_list_mode(list) == NETRULE_MODE_RESTRICTED && list->hosts == 0)
 		fprintf(err, "%s: warning: every entry was rejected; egress is fully denied\n",
-			forge_progname);
+			forge_progname());
 }
 
 /* One flag and its value per line; neither contains whitespace. */
@@ -343,7 +341,7 @@ static int netrule_check_main(const char *entry, int secret_hosts)
 	class = netrule_classify(entry, n, secret_hosts, reason);
 	if (class == NETRULE_HOST || class == NETRULE_WILDCARD)
 		return 0;
-	fprintf(stderr, "%s: invalid '", forge_progname);
+	fprintf(stderr, "%s: invalid '", forge_progname());
 	netrule_put_quoted(stderr, entry, n);
 	fprintf(stderr, "': %s\n", reason);
 	return 1;

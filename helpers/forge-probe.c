@@ -42,14 +42,12 @@
 
 #include "forge-util.h"
 
-const char forge_progname[] = "forge-probe";
-const char forge_usage[] =
+const char forge_help[] =
 	"usage: forge-probe listen HITFILE NONCE\n"
 	"       forge-probe run [--nonce N] [--canary FILE] [--forge-dir DIR]\n"
 	"         [--hooks DIR] [--config FILE] [--commondir FILE] [--alternates FILE]\n"
 	"         [--proc-sys] [--loopback ADDR:PORT] [--private ADDR:PORT]...\n"
-	"         [--outside ADDR:PORT] [--secrets] [--tty] [--seccomp]\n";
-const char forge_help[] =
+	"         [--outside ADDR:PORT] [--secrets] [--tty] [--seccomp]\n"
 	"The containment probes of forge-sandbox check (forge-sandbox(1)); run by\n"
 	"forge-sandbox, not by hand.\n";
 

@@ -26,11 +26,9 @@
 #include "relay.h"
 #include "server.h"
 
-const char forge_progname[] = "forge-relay";
-const char forge_usage[] =
-	"usage: forge-relay [--daemon] [--max-conns N] [--] ADDRESS:PORT SOCKET\n"
-	"       forge-relay --reverse [--daemon] [--max-conns N] [--] SOCKET ADDRESS:PORT\n";
 const char forge_help[] =
+	"usage: forge-relay [--daemon] [--max-conns N] [--] ADDRESS:PORT SOCKET\n"
+	"       forge-relay --reverse [--daemon] [--max-conns N] [--] SOCKET ADDRESS:PORT\n"
 	"Listen on the IPv4 ADDRESS:PORT (e.g. 127.0.0.1:3128) and forward every\n"
 	"connection to the unix socket SOCKET; with --reverse, listen on SOCKET\n"
 	"(created owner-only) and forward to ADDRESS:PORT.\n"
@@ -104,7 +102,7 @@ static void forward(int client, void *ctx)
 			static const char down[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 37\r\n"
 				"Connection: close\r\n\r\nforge-relay: the proxy is not running\n";
 
-			fprintf(stderr, "%s: error: cannot connect to %s: %s\n", forge_progname,
+			fprintf(stderr, "%s: error: cannot connect to %s: %s\n", forge_progname(),
 				name, strerror(errno));
 			(void)relay_write_all(client, down, sizeof down - 1);
 			return;

@@ -52,12 +52,10 @@
 #include "exec-proto.h"
 #include "forge-util.h"
 
-const char forge_progname[] = "forge-sandbox-init";
-const char forge_usage[] =
+const char forge_help[] =
 	"usage: forge-sandbox-init start [--cgroup FILE]... [--cpus N] [--keep FD2]...\n"
 	"                                [--user UID:GID] SOCKET FD -- COMMAND...\n"
-	"       forge-sandbox-init serve FD\n";
-const char forge_help[] =
+	"       forge-sandbox-init serve FD\n"
 	"start (on the host): create the owner-only unix socket SOCKET listening as\n"
 	"file descriptor FD, close other fds but the FD2s, join the cgroups, keep N\n"
 	"CPUs, drop to UID:GID, start a new session and exec COMMAND. serve (PID 1 of the sandbox): reap children and run each exec\n"
@@ -439,7 +437,7 @@ static void run_command(const int fds[3], int slave, char **strs, uint32_t argc,
 	if (slave > 2)
 		close(slave);
 	if (chdir(cwd) != 0) {
-		fprintf(stderr, "%s: error: cannot change to %s inside the sandbox: %s\n", forge_progname, cwd,
+		fprintf(stderr, "%s: error: cannot change to %s inside the sandbox: %s\n", forge_progname(), cwd,
 			strerror(errno));
 		_exit(EXIT_CANNOT_EXEC);
 	}
@@ -450,7 +448,7 @@ static void run_command(const int fds[3], int slave, char **strs, uint32_t argc,
 		_exit(EXIT_CANNOT_EXEC);
 	argv[argc] = NULL;
 	execvp(argv[0], argv);
-	fprintf(stderr, "%s: error: %s: %s\n", forge_progname, argv[0], strerror(errno));
+	fprintf(stderr, "%s: error: %s: %s\n", forge_progname(), argv[0], strerror(errno));
 	_exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 

@@ -35,9 +35,8 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-const char forge_progname[] = "forge-seccomp";
-const char forge_usage[] = "usage: forge-seccomp\n";
 const char forge_help[] =
+	"usage: forge-seccomp\n"
 	"Write the namespace sandbox's seccomp filter (BPF) to stdout, for bwrap --seccomp FD.\n";
 
 /* Denied outright (EPERM). Names this libseccomp does not know are skipped. */

@@ -39,11 +39,9 @@
 #include "exec-proto.h"
 #include "forge-util.h"
 
-const char forge_progname[] = "forge-shell";
-const char forge_usage[] =
-	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n"
-	"       forge-shell --exec|--exec-kill-group|--exec-tty COMMAND [ARG...]\n";
 const char forge_help[] =
+	"usage: forge-shell [SHELL-ARGUMENTS...]   e.g. forge-shell -c 'make test'\n"
+	"       forge-shell --exec|--exec-kill-group|--exec-tty COMMAND [ARG...]\n"
 	"Run a shell command in the sandbox named by FORGE_SANDBOX_CONTAINER (through\n"
 	"msb exec, or the exec socket of a namespace sandbox), or in the host shell\n"
 	"when it is unset or empty, or \"host\". With FORGE_SANDBOX_REQUIRED=1 an unset\n"
@@ -217,7 +215,7 @@ static int is_self(const char *path)
 	real = realpath(path, NULL);
 	if (!real)
 		return 1;
-	same = strcmp(strrchr(real, '/') + 1, forge_progname) == 0;
+	same = strcmp(strrchr(real, '/') + 1, forge_progname()) == 0;
 	free(real);
 	return same;
 }

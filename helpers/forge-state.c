@@ -33,9 +33,7 @@ enum { EXIT_NO_KEY = 1 };
 #define DEFAULT_WAIT 10u
 #define MAX_WAIT 86400u /* a day */
 
-const char forge_progname[] = "forge-state";
-
-const char forge_usage[] =
+const char forge_help[] =
 	"usage: forge-state [-w SECS] get FILE KEY [DEFAULT]\n"
 	"       forge-state [-w SECS] set FILE KEY=VALUE...\n"
 	"       forge-state [-w SECS] incr FILE KEY [N]\n"
@@ -43,9 +41,7 @@ const char forge_usage[] =
 	"       forge-state [-w SECS] put FILE < CONTENT\n"
 	"       forge-state [-w SECS] dump FILE\n"
 	"       forge-state now\n"
-	"       forge-state -h | --help | --version\n";
-
-const char forge_help[] =
+	"       forge-state -h | --help | --version\n"
 	"\n"
 	"Read and update key=value state files under an exclusive flock on\n"
 	"FILE.lock. Updates go to a temporary file that is fsync'ed and renamed\n"

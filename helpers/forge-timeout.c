@@ -22,9 +22,8 @@
 
 #include "forge-util.h"
 
-const char forge_progname[] = "forge-timeout";
-const char forge_usage[] = "usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n";
 const char forge_help[] =
+	"usage: forge-timeout [-k GRACE] SECS COMMAND [ARG...]\n"
 	"Run COMMAND in its own process group. After SECS seconds send TERM to the\n"
 	"group, after GRACE more seconds KILL. SECS 0 means no time limit.\n"
 	"SECS and GRACE: 0, or a decimal from 0.001 to below 1000000000.\n"

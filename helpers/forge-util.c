@@ -15,6 +15,38 @@
 int forge_escape_messages;
 
 #define MESSAGE_MAX 8192  /* a path of PATH_MAX and the words around it */
+#define NAME_MAX_LEN 64
+
+const char *forge_progname(void)
+{
+	static const char prefix[] = "usage: ";
+	static char name[NAME_MAX_LEN];
+
+	if (name[0] == '\0') {
+		const char *p = forge_help;
+		size_t n;
+
+		if (strncmp(p, prefix, sizeof prefix - 1) == 0)
+			p += sizeof prefix - 1;
+		n = strcspn(p, " \n");
+		if (n == 0 || n >= sizeof name)
+			p = "forge", n = 5;
+		memcpy(name, p, n);
+		name[n] = '\0';
+	}
+	return name;
+}
+
+/* The length of forge_help's synopsis: its first line and the lines after
+ * it that start with a space. */
+static size_t synopsis_len(void)
+{
+	const char *end = strchr(forge_help, '\n');
+
+	while (end && end[1] == ' ')
+		end = strchr(end + 1, '\n');
+	return end ? (size_t)(end + 1 - forge_help) : strlen(forge_help);
+}
 
 static FORGE_PRINTF(2, 0) void report(const char *level, const char *fmt, va_list ap)
 {
@@ -24,7 +56,7 @@ static FORGE_PRINTF(2, 0) void report(const char *level, const char *fmt, va_lis
 
 	if (len < 0)
 		msg[0] = '\0';
-	n = (size_t)snprintf(line, sizeof line, "%s: %s: ", forge_progname, level);
+	n = (size_t)snprintf(line, sizeof line, "%s: %s: ", forge_progname(), level);
 	for (i = 0; msg[i] && n + 6 < sizeof line; i++) {
 		unsigned char c = (unsigned char)msg[i];
 
@@ -46,7 +78,7 @@ void die(int status, const char *fmt, ...)
 	report("error", fmt, ap);
 	va_end(ap);
 	if (status == EXIT_USAGE)
-		fputs(forge_usage, stderr);
+		fwrite(forge_help, 1, synopsis_len(), stderr);
 	exit(status);
 }
 
@@ -61,11 +93,10 @@ void warn(const char *fmt, ...)
 
 void help_option(const char *arg)
 {
-	if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-		fputs(forge_usage, stdout);
+	if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
 		fputs(forge_help, stdout);
-	} else if (strcmp(arg, "--version") == 0)
-		printf("%s %s\n", forge_progname, FORGE_VERSION);
+	else if (strcmp(arg, "--version") == 0)
+		printf("%s %s\n", forge_progname(), FORGE_VERSION);
 	else
 		return;
 	exit(fflush(stdout) == 0 && !ferror(stdout) ? 0 : EXIT_INTERNAL);

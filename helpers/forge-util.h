@@ -3,11 +3,11 @@
  * (SPEC 2), one die/warn, and one way to answer -h/--help/--version and to
  * report a usage error.
  *
- * Each program defines three strings, used by die and help_option:
- *   forge_progname  its name ("forge-state"), the prefix of every message;
- *   forge_usage     its synopsis: the "usage: PROG ..." lines (and their
- *                   continuations), printed after every usage error;
- *   forge_help      what --help prints after the synopsis.
+ * Each program defines one string, forge_help, what --help prints. It opens
+ * with the synopsis: the line "usage: PROG ..." and its continuations (the
+ * lines after it that start with a space), printed after every usage error.
+ * PROG ("forge-state"), the word after "usage: ", names the program at the
+ * start of every message (forge_progname).
  */
 #ifndef FORGE_UTIL_H
 #define FORGE_UTIL_H
@@ -34,9 +34,10 @@ enum {
 #define FORGE_PRINTF(fmt, args)
 #endif
 
-extern const char forge_progname[];
-extern const char forge_usage[];
 extern const char forge_help[];
+
+/* The program's name: PROG of forge_help's synopsis. */
+const char *forge_progname(void);
 
 /*
  * When set (forge-shell sets it: its messages carry names from the
@@ -47,7 +48,7 @@ extern int forge_escape_messages;
 
 /*
  * "PROG: error: MESSAGE" on stderr, in one write, then exit STATUS. A usage
- * error (EXIT_USAGE) is followed by the synopsis, forge_usage.
+ * error (EXIT_USAGE) is followed by the synopsis.
  */
 FORGE_NORETURN FORGE_PRINTF(2, 3) void die(int status, const char *fmt, ...);
 
@@ -56,8 +57,8 @@ FORGE_PRINTF(1, 2) void warn(const char *fmt, ...);
 
 /*
  * The options every program answers the same way, wherever one of its
- * options may stand: -h and --help print the synopsis and forge_help on
- * stdout, --version prints "PROG VERSION"; then exit 0 (70 when stdout
+ * options may stand: -h and --help print forge_help on stdout, --version
+ * prints "PROG VERSION"; then exit 0 (70 when stdout
  * cannot be written). Any other ARG: returns.
  */
 void help_option(const char *arg);

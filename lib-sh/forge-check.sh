@@ -46,7 +46,7 @@ forge_check_find() {
 # every probe held, 1 otherwise; exits 70 when the probes could not run. All
 # it makes on the host is gone when it returns, also after a signal.
 forge_check() {
-	local line rc rest
+	local line rc
 	rc=0
 	forge_check_results=$(forge_check_run "$@") || rc=$?
 	case $rc in
@@ -54,17 +54,13 @@ forge_check() {
 	*) exit "$rc" ;;
 	esac
 	forge_check_escaped=
-	rest=$forge_check_results'
-'
-	while [ -n "$rest" ]; do
-		line=${rest%%'
-'*}
-		rest=${rest#*'
-'}
+	while IFS= read -r line; do
 		case $line in
 		*'	'*'	escaped	'*) forge_check_escaped=$forge_check_escaped${forge_check_escaped:+ }${line%%'	'*} ;;
 		esac
-	done
+	done <<EOF
+$forge_check_results
+EOF
 	[ -z "$forge_check_escaped" ]
 }
 
@@ -219,13 +215,11 @@ forge_check_place() {
 		rest=$forge_mounts
 		[ -z "${forge_mounts_project_held:-}" ] || rest="${rest}ro $forge_mounts_project_held
 "
-		while [ -n "$rest" ]; do
-			line=${rest%%'
-'*}
-			rest=${rest#*'
-'}
-			forge_path_within "$dir" "${line#* }" && ok= && break
-		done
+		while IFS= read -r line; do
+			[ -n "$line" ] && forge_path_within "$dir" "${line#* }" && ok= && break
+		done <<EOF
+$rest
+EOF
 		[ -z "$ok" ] || { forge_check_place=$dir; return 0; }
 	done
 	forge_die 73 "no folder outside the sandbox's mounts for the canary (tried the state folder, TMPDIR and /tmp)"
@@ -248,13 +242,8 @@ forge_check_remove() {
 # environment; it never goes into the sandbox) is in HAYSTACK, what the
 # probe wrote out; else "host" (held, if the probe answered).
 forge_check_secrets() {
-	local env rest
-	rest=$forge_sandbox_secrets
-	while [ -n "$rest" ]; do
-		env=${rest%%'
-'*}
-		rest=${rest#*'
-'}
+	local env
+	while IFS= read -r env; do
 		env=${env%%@*}
 		forge_env_name_valid "$env" || continue
 		# The value through a pipe, never on a command line or on disk; each
@@ -263,7 +252,9 @@ forge_check_secrets() {
 			printf 'secret\tescaped\tthe value of %s is visible inside\n' "$env"
 			return 0
 		fi
-	done
+	done <<EOF
+$forge_sandbox_secrets
+EOF
 	printf 'secret\thost\tthe value of no configured secret is visible inside\n'
 }
 
@@ -324,21 +315,17 @@ forge_check_cleanup() {
 # people (JSON 0) or as the JSON document of SPEC 4.6 (JSON 1), and names
 # each probe that got through on stderr.
 forge_check_print() {
-	local class line name rest
+	local class line name
 	if [ "$3" = 1 ]; then
 		set -- "$1" "$2"
-		rest=$forge_check_results'
-'
-		while [ -n "$rest" ]; do
-			line=${rest%%'
-'*}
-			rest=${rest#*'
-'}
+		while IFS= read -r line; do
 			[ -n "$line" ] || continue
 			name=${line%%'	'*} line=${line#*'	'}
 			class=${line%%'	'*} line=${line#*'	'}
 			set -- "$@" "$name" "$class" "${line%%'	'*}" "${line#*'	'}"
-		done
+		done <<EOF
+$forge_check_results
+EOF
 		# shellcheck disable=SC2016 # a jq program, not shell
 		jq -cn '$ARGS.positional as $a
 			| [range(2; $a | length; 4) as $i | {name: $a[$i], class: $a[$i + 1], held: ($a[$i + 2] == "held"), detail: $a[$i + 3]}]

@@ -61,14 +61,7 @@ forge_repo_root() {
 		return 0
 		;;
 	esac
-	case $forge_common_dir in
-	/*) ;;
-	# Relative to DIR, as git writes it in .git files.
-	*) forge_common_dir=$(cd -P -- "${1:-.}" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
-	esac
-	forge_git_dir=$(cd -P -- "$forge_git_dir" && pwd -P) || return 1
-	forge_common_dir=$(cd -P -- "$forge_common_dir" && pwd -P) || return 1
-	forge_git_dir_check "$forge_git_dir" "$forge_common_dir"
+	forge_git_dirs_physical "${1:-.}" || return 1
 	forge_common_of=$forge_root
 	forge_head_of=$forge_root
 }
@@ -94,15 +87,22 @@ forge_git_common_dir() {
 		forge_common_dir=$(forge_git -C "$1" rev-parse --git-common-dir) || return 1
 		;;
 	esac
+	forge_git_dirs_physical "$1" || return 1
+	forge_common_of=$1
+}
+
+# forge_git_dirs_physical DIR: makes forge_git_dir and forge_common_dir, as
+# git printed them for DIR, physical absolute paths (a relative common dir
+# is relative to DIR, as git writes it in .git files), then checks them
+# (forge_git_dir_check). Returns 1 when one cannot be entered.
+forge_git_dirs_physical() {
 	case $forge_common_dir in
 	/*) ;;
-	# Relative to ROOT, as git writes it in .git files.
 	*) forge_common_dir=$(cd -P -- "$1" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
 	esac
 	forge_git_dir=$(cd -P -- "$forge_git_dir" && pwd -P) || return 1
 	forge_common_dir=$(cd -P -- "$forge_common_dir" && pwd -P) || return 1
 	forge_git_dir_check "$forge_git_dir" "$forge_common_dir"
-	forge_common_of=$1
 }
 
 # forge_git_dir_check GITDIR COMMON: the one place forge decides whether the

@@ -15,7 +15,7 @@
 # another user planted); otherwise it is skipped with a warning. Leaves
 # forge_canon set to PATH.
 forge_mounts_scratch_allowed() {
-	local path rest
+	local path
 	if [ "$1" = / ]; then
 		forge_warn "sandbox.scratchDir: / is the whole host; not mounted"
 		return 1
@@ -26,17 +26,14 @@ forge_mounts_scratch_allowed() {
 		return 1
 	fi
 	forge_canon=$1
-	rest=$forge_mounts_reserved
-	while [ -n "$rest" ]; do
-		path=${rest%%'
-'*}
-		rest=${rest#*'
-'}
-		if forge_path_within "$path" "$1"; then
+	while IFS= read -r path; do
+		if [ -n "$path" ] && forge_path_within "$path" "$1"; then
 			forge_warn "sandbox.scratchDir: $1 contains the reserved path $path; not mounted"
 			return 1
 		fi
-	done
+	done <<EOF
+$forge_mounts_reserved
+EOF
 	forge_mounts_owned "${2:-$1}" sandbox.scratchDir
 }
 
@@ -49,18 +46,14 @@ forge_mounts_scratch_allowed() {
 # folder not made yet, the nearest one that exists, where it would be made.
 # Otherwise warns, naming WHERE and the owner, and returns 1.
 forge_mounts_owned() {
-	local link me rest
+	local link me
 	me=$(id -u)
 	if ! forge_path_walk "$1"; then
 		forge_warn "$2: cannot resolve $1 (a symbolic link loop?); not mounted"
 		return 1
 	fi
-	rest=$forge_walk_links
-	while [ -n "$rest" ]; do
-		link=${rest%%'
-'*}
-		rest=${rest#*'
-'}
+	while IFS= read -r link; do
+		[ -n "$link" ] || continue
 		if ! forge_mounts_owner_of "$link"; then
 			forge_warn "$2: cannot tell who owns the symbolic link $link on the way to $1; not mounted"
 			return 1
@@ -69,7 +62,9 @@ forge_mounts_owned() {
 			forge_warn "$2: $1 goes through the symbolic link $link, owned by $forge_owner_name, not by you or root; not mounted"
 			return 1
 		fi
-	done
+	done <<EOF
+$forge_walk_links
+EOF
 	if ! forge_mounts_owner_of "$forge_walk_dir"; then
 		forge_warn "$2: cannot tell who owns $forge_walk_dir; not mounted"
 		return 1
@@ -152,7 +147,7 @@ forge_mounts_owner_of() {
 # compared canonical, as the mounts are, and a symbolic link on the way to
 # one of them may not lie in a read-write mount either.
 forge_mounts_state_check() {
-	local entry line links list lrest path rest what
+	local entry line links list path what
 	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
 	forge_msc_state=$forge_xdg/forge
 	forge_bwrap_state "$2"
@@ -185,27 +180,22 @@ forge's state folder	$forge_msc_state
 			path=${path%/}
 		fi
 		links=$forge_walk_links
-		rest=$forge_mounts
-		while [ -n "$rest" ]; do
-			line=${rest%%'
-'*}
-			rest=${rest#*'
-'}
+		while IFS= read -r line; do
 			[ "${line%% *}" = rw ] || continue
 			forge_msc_mount=${line#* }
 			if forge_path_within "$path" "$forge_msc_mount" || forge_path_within "$forge_msc_mount" "$path"; then
 				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
 			fi
-			lrest=$links
-			while [ -n "$lrest" ]; do
-				forge_msc_link=${lrest%%'
-'*}
-				lrest=${lrest#*'
-'}
-				forge_path_within "$forge_msc_link" "$forge_msc_mount" || continue
-				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_link, a symbolic link on the way to $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
-			done
-		done
+			while IFS= read -r forge_msc_link; do
+				if [ -n "$forge_msc_link" ] && forge_path_within "$forge_msc_link" "$forge_msc_mount"; then
+					forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_link, a symbolic link on the way to $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
+				fi
+			done <<EOF
+$links
+EOF
+		done <<EOF
+$forge_mounts
+EOF
 	done
 }
 
@@ -226,20 +216,28 @@ forge_mounts_hidden_set() {
 '
 }
 
-# forge_mounts_hidden_ok PATH WHAT: true when PATH (canonical) neither is,
-# holds nor lies in a hidden path; otherwise warns (naming WHAT) and returns 1.
-forge_mounts_hidden_ok() {
-	local path rest
-	rest=${forge_mounts_hidden:-}
+# forge_path_overlaps PATH LIST: true when PATH is, holds or lies in one of
+# the paths of LIST (each ended by a newline); forge_overlap is then the
+# first such path.
+forge_path_overlaps() {
+	local rest
+	rest=$2
 	while [ -n "$rest" ]; do
-		path=${rest%%'
+		forge_overlap=${rest%%'
 '*}
 		rest=${rest#*'
 '}
-		if forge_path_within "$1" "$path" || forge_path_within "$path" "$1"; then
-			forge_warn "$2: $1 is not mounted in the sandbox of an isolated copy: it would show the real worktree or its repository ($path)"
-			return 1
+		if forge_path_within "$1" "$forge_overlap" || forge_path_within "$forge_overlap" "$1"; then
+			return 0
 		fi
 	done
-	return 0
+	return 1
+}
+
+# forge_mounts_hidden_ok PATH WHAT: true when PATH (canonical) neither is,
+# holds nor lies in a hidden path; otherwise warns (naming WHAT) and returns 1.
+forge_mounts_hidden_ok() {
+	forge_path_overlaps "$1" "${forge_mounts_hidden:-}" || return 0
+	forge_warn "$2: $1 is not mounted in the sandbox of an isolated copy: it would show the real worktree or its repository ($forge_overlap)"
+	return 1
 }

@@ -131,17 +131,10 @@ forge_mounts_custom() {
 	fi
 	forge_mounts_hidden_ok "$forge_canon" "$3" || return 0
 	forge_mounts_owned "$2" "$3" || return 0
-	rest=$forge_mounts_reserved
-	while [ -n "$rest" ]; do
-		path=${rest%%'
-'*}
-		rest=${rest#*'
-'}
-		if forge_path_within "$forge_canon" "$path" || forge_path_within "$path" "$forge_canon"; then
-			forge_warn "$3: $forge_canon overlaps the reserved path $path; skipped"
-			return 0
-		fi
-	done
+	if forge_path_overlaps "$forge_canon" "$forge_mounts_reserved"; then
+		forge_warn "$3: $forge_canon overlaps the reserved path $forge_overlap; skipped"
+		return 0
+	fi
 	rest=$forge_mounts_custom
 	while [ -n "$rest" ]; do
 		line=${rest%%'

@@ -35,6 +35,21 @@ forge_plan_netrule() {
 	fi || forge_die 70 "forge-netrule failed"
 }
 
+# forge_plan_netrule_tagged TAG ENTRIES [--secret-hosts]: forge_plan_netrule
+# of the entries tagged TAG in ENTRIES (jq's "entries" output: a line "TAG
+# <tab> ENTRY" each).
+forge_plan_netrule_tagged() {
+	local tag entries line
+	tag=$1 entries=$2
+	shift 2
+	while IFS= read -r line; do
+		case $line in "$tag	"*) set -- "$@" "${line#"$tag	"}" ;; esac
+	done <<EOF
+$entries
+EOF
+	forge_plan_netrule "$@"
+}
+
 # forge_plan ROOT NAME BACKEND [create [SOURCE STORES]]: builds the plan of
 # sandbox NAME for the worktree at ROOT (canonical) on BACKEND (msb or bwrap)
 # from the merged configuration (forge_config_load first), warning on stderr
@@ -48,7 +63,7 @@ forge_plan_netrule() {
 # The mount plan's results stay set too (forge_mounts,
 # forge_mounts_project_held).
 forge_plan() {
-	local root name backend create source stores allow hosts names out line unset code
+	local root name backend create source stores allow hosts names out line code
 	root=$1 name=$2 backend=$3 create=${4:-} source=${5:-} stores=${6:-}
 	# The names set on the host: one awk for all (a name with a newline,
 	# or anything no configured name can be, is left out).
@@ -65,20 +80,8 @@ forge_plan() {
 		;;
 	*) out= ;;
 	esac
-	set --
-	while IFS= read -r line; do
-		case $line in 'A	'*) set -- "$@" "${line#A	}" ;; esac
-	done <<EOF
-$out
-EOF
-	allow=$(forge_plan_netrule "$@")
-	set --
-	while IFS= read -r line; do
-		case $line in 'H	'*) set -- "$@" "${line#H	}" ;; esac
-	done <<EOF
-$out
-EOF
-	hosts=$(forge_plan_netrule --secret-hosts "$@")
+	allow=$(forge_plan_netrule_tagged A "$out")
+	hosts=$(forge_plan_netrule_tagged H "$out" --secret-hosts)
 	out=$(printf '%s' "$forge_config" | forge_plan_jq plan --arg name "$name" --arg backend "$backend" \
 		--arg envset "$names" --argjson allow "$allow" --argjson shosts "$hosts") ||
 		forge_die 70 "jq failed while building the sandbox plan"
@@ -111,14 +114,12 @@ EOF
 	forge_plan_view "$forge_plan" "${out#*'
 '}"
 	# Said now, before any msb call: msb itself fails on it at create or exec.
-	unset=$forge_plan_unset
-	while [ -n "$unset" ]; do
-		line=${unset%%'
-'*}
-		unset=${unset#*'
-'}
-		forge_warn "secret $line: the host variable $line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
-	done
+	while IFS= read -r line; do
+		[ -z "$line" ] ||
+			forge_warn "secret $line: the host variable $line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
+	done <<EOF
+$forge_plan_unset
+EOF
 	return 0
 }
 

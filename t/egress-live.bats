@@ -12,53 +12,27 @@ load test_helper
 load sandbox_helper
 load net_helper
 
-F=$BATS_TEST_DIRNAME/egress-fixtures
-
 setup_file() {
-	if [ "$(id -u)" != 0 ]; then
-		[ "${CI:-}" != true ] || { echo "CI=true but not root" >&2; return 1; }
-		export NET_SKIP='needs root (network namespaces, nsenter)'
-		return 0
-	fi
-	NET=$(mktemp -d "${BATS_TMPDIR:-/tmp}/forge-egress-live.XXXXXX")
-	export NET
-	chmod 755 "$NET"
-	cat >"$NET/hosts" <<-'EOF'
+	# No DNS server there: a name outside /etc/hosts does not resolve.
+	net_setup_file forge-egress-live <<-'EOF' || return 0
 	127.0.0.1 localhost
 	198.51.100.10 api.public.test www.public.test evil.public.test
 	10.9.0.10 lan.public.test
 	EOF
-	# No DNS server there: a name outside /etc/hosts does not resolve.
-	printf 'nameserver 127.0.0.53\n' >"$NET/resolv.conf"
-	net_build
 	in_s ip route add default via 198.51.100.10
-	nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
-	nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log" >/dev/null 2>&1 3>&- &
-	echo "$!" >>"$NET/pids"
+	net_bg nsenter --target "$PUB" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/public.log"
+	net_bg nsenter --target "$LAN" --net -- python3 "$F/server.py" 0.0.0.0 80 "$NET/lan.log"
 	for _ in $(seq 1 100); do
 		in_s curl -s -o /dev/null --max-time 1 http://198.51.100.10/ready && break
 		sleep 0.1
 	done
 }
 
-teardown_file() {
-	[ -n "${NET:-}" ] || return 0
-	while read -r pid; do kill "$pid" 2>/dev/null || :; done <"$NET/pids"
-	rm -rf "$NET"
-}
+teardown_file() { net_teardown_file; }
 
 setup() {
 	load_support
-	[ -z "${NET_SKIP:-}" ] || skip "$NET_SKIP"
-	sandbox_setup
-	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
-		fail "bwrap cannot create user namespaces on this host, as root"
-	fi
-	NAME=$(expected_name "$REPO")
-	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
-	: >"$NET/public.log"
-	: >"$NET/lan.log"
+	net_sandbox_setup public lan
 	HELD='' FOLLOW=
 }
 
@@ -70,19 +44,6 @@ teardown() {
 	[ -z "${REPO:-}" ] || forge-sandbox rm "$REPO" >/dev/null 2>&1 || :
 	forge_test_teardown
 }
-
-# net_config NETWORK-JSON: a bwrap sandbox on the host's root filesystem
-# with this sandbox.network.
-net_config() {
-	mkdir -p "$XDG_CONFIG_HOME/forge"
-	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": %s}}\n' "$1" \
-		>"$XDG_CONFIG_HOME/forge/config.json"
-}
-
-# up_in_s: forge-sandbox up in the scenario namespace, from the repository.
-up_in_s() { in_s sh -c 'cd "$1" && shift && exec forge-sandbox up "$@"' sh "$REPO" "$@"; }
-
-in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 
 # code URL: the HTTP status curl gets inside for URL.
 code() { in_sandbox curl -sS --max-time 10 -o /dev/null -w '%{http_code}' "$@"; }
@@ -96,17 +57,6 @@ raw() {
 # grants: the live entries forge-sandbox ls --json shows for the sandbox.
 grants() { forge-sandbox ls --json | jq -c --arg n "$NAME" '.[] | select(.name == $n) | .grants'; }
 
-# init_pid: the PID of the sandbox's init, as up recorded it.
-init_pid() { cut -d' ' -f1 "$STATE/pid"; }
-
-# wait_log N: until egress.log has N lines (an allowed connection's line is
-# written when the connection ends); bounded.
-wait_log() {
-	for _ in $(seq 1 100); do
-		[ "$(grep -c . "$STATE/egress.log" 2>/dev/null)" -lt "$1" ] || return 0
-		sleep 0.05
-	done
-}
 
 @test "a refusal's 403 body and X-Forge-Egress header name the host, the port, the rule and the command that allows it" {
 	net_config '{"allow": ["api.public.test"]}'
@@ -166,7 +116,7 @@ wait_log() {
 	in_sandbox curl -sS --max-time 10 -o /dev/null http://www.public.test/denied
 	in_sandbox curl -sS --max-time 10 -o /dev/null -d 'tok-body' http://api.public.test/two
 	in_sandbox curl -sS --max-time 10 -o /dev/null https://evil.public.test/ || :
-	wait_log $((before + 4))
+	wait_log "$STATE" $((before + 4))
 	run forge-sandbox log "$REPO" --denied --json
 	assert_success
 	assert_equal "${#lines[@]}" $((denied + 2))

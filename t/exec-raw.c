@@ -24,9 +24,7 @@
 #include "../helpers/exec-proto.h"
 #include "../helpers/forge-util.h"
 
-const char forge_progname[] = "exec-raw";
-const char forge_usage[] = "usage: exec-raw SOCKET send COMMAND... | exec-raw SOCKET stall SECS [header]\n";
-const char forge_help[] = "";
+const char forge_help[] = "usage: exec-raw SOCKET send COMMAND... | exec-raw SOCKET stall SECS [header]\n";
 
 static void send_header(int sock, uint32_t argc, uint32_t length)
 {

@@ -9,12 +9,7 @@ bats_require_minimum_version 1.5.0
 # tests are about the program: its input, output forms and exit statuses.
 
 @test "--help prints the usage on stdout and exits 0; --version names the program" {
-	run --separate-stderr forge-netrule --help
-	assert_success
-	assert_line --index 0 --partial 'usage: forge-netrule [--json] [--secret-hosts]'
-	run --separate-stderr forge-netrule --version
-	assert_success
-	assert_output --regexp '^forge-netrule [0-9]+\.[0-9]+'
+	assert_help_and_version forge-netrule 'usage: forge-netrule [--json] [--secret-hosts]'
 }
 
 @test "an unknown option is a usage error (64)" {

@@ -54,6 +54,21 @@ EOF
 	export FORGE_MSB="$SCRATCH/stubbin/msb" FORGE_SANDBOX_CONTAINER=forge-work-0123abcd
 }
 
+# exit_statuses_pass_through: forge-shell -c exits with the shell's status
+# (0, 1, 42, 255) and 128 + the signal that killed it.
+exit_statuses_pass_through() {
+	run forge-shell -c 'exit 0'
+	assert_success
+	run forge-shell -c 'exit 1'
+	assert_failure 1
+	run forge-shell -c 'exit 42'
+	assert_failure 42
+	run forge-shell -c 'exit 255'
+	assert_failure 255
+	run forge-shell -c 'kill -TERM $$'
+	assert_failure 143
+}
+
 # strace_or_skip: strace can trace here; skips otherwise, except in CI.
 strace_or_skip() {
 	# LeakSanitizer cannot run under ptrace (sanitizer builds, make check in CI).
@@ -69,12 +84,7 @@ strace_or_skip() {
 }
 
 @test "--help and --version are forge-shell's own only as the sole argument" {
-	run --separate-stderr forge-shell --help
-	assert_success
-	assert_line --index 0 --partial 'usage: forge-shell'
-	run --separate-stderr forge-shell --version
-	assert_success
-	assert_output --regexp '^forge-shell [0-9]+\.[0-9]+'
+	assert_help_and_version forge-shell 'usage: forge-shell'
 	unset FORGE_SANDBOX_CONTAINER
 	FORGE_HOST_SHELL=/bin/bash run --separate-stderr forge-shell -c 'printf "%s|" "$0" "$@"' sh --help --version
 	assert_success
@@ -93,16 +103,7 @@ strace_or_skip() {
 
 @test "in the sandbox: msb's exit status passes through verbatim (0, 1, 42, 255, a signal)" {
 	stub_msb
-	run forge-shell -c 'exit 0'
-	assert_success
-	run forge-shell -c 'exit 1'
-	assert_failure 1
-	run forge-shell -c 'exit 42'
-	assert_failure 42
-	run forge-shell -c 'exit 255'
-	assert_failure 255
-	run forge-shell -c 'kill -TERM $$'
-	assert_failure 143
+	exit_statuses_pass_through
 	[ ! -e "$HOST_MARKER" ]
 }
 
@@ -289,16 +290,7 @@ strace_or_skip() {
 @test "on the host: exit statuses pass through (0, 1, 42, 255, a signal)" {
 	unset FORGE_SANDBOX_CONTAINER
 	export FORGE_HOST_SHELL=/bin/bash
-	run forge-shell -c 'exit 0'
-	assert_success
-	run forge-shell -c 'exit 1'
-	assert_failure 1
-	run forge-shell -c 'exit 42'
-	assert_failure 42
-	run forge-shell -c 'exit 255'
-	assert_failure 255
-	run forge-shell -c 'kill -TERM $$'
-	assert_failure 143
+	exit_statuses_pass_through
 }
 
 @test "on the host: FORGE_HOST_SHELL that cannot run is an error (127/126), not a fallback" {

@@ -13,6 +13,15 @@ is_running() {
 	case $stat in Z*) return 1 ;; esac
 }
 
+# timed_run COMMAND...: bats' run of COMMAND; also sets elapsed, its wall
+# time in ms.
+timed_run() {
+	local t0
+	t0=$(now_ms)
+	run "$@"
+	elapsed=$(($(now_ms) - t0))
+}
+
 # wait_for_file FILE: until FILE is non-empty, at most 10 s.
 wait_for_file() {
 	for _ in $(seq 100); do
@@ -61,9 +70,7 @@ wait_until_gone() {
 }
 
 @test "timeout: fractional SECS, exit 124, no grace wait once the group is gone" {
-	start=$(now_ms)
-	run forge-timeout -k 20 0.5 sleep 30
-	elapsed=$(($(now_ms) - start))
+	timed_run forge-timeout -k 20 0.5 sleep 30
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -ge 450 ]
 	[ "$elapsed" -lt 5000 ]
@@ -75,27 +82,21 @@ wait_until_gone() {
 }
 
 @test "a command that ignores TERM is killed after the grace period" {
-	start=$(now_ms)
-	run forge-timeout -k 1 1 sh -c 'trap "" TERM; sleep 30'
-	elapsed=$(($(now_ms) - start))
+	timed_run forge-timeout -k 1 1 sh -c 'trap "" TERM; sleep 30'
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -ge 1900 ]
 	[ "$elapsed" -lt 10000 ]
 }
 
 @test "-k 0 sends KILL right after TERM" {
-	start=$(now_ms)
-	run forge-timeout -k 0 0.3 sh -c 'trap "" TERM; sleep 30'
-	elapsed=$(($(now_ms) - start))
+	timed_run forge-timeout -k 0 0.3 sh -c 'trap "" TERM; sleep 30'
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -lt 5000 ]
 }
 
 @test "a stopped command still gets the TERM (it is continued)" {
 	# The outer timeout only keeps a broken build from hanging the suite.
-	start=$(now_ms)
-	run timeout -s KILL 30 forge-timeout -k 20 0.3 sh -c 'kill -STOP $$; sleep 30'
-	elapsed=$(($(now_ms) - start))
+	timed_run timeout -s KILL 30 forge-timeout -k 20 0.3 sh -c 'kill -STOP $$; sleep 30'
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -lt 10000 ]
 }
@@ -103,12 +104,10 @@ wait_until_gone() {
 @test "timeout kills grandchildren that ignore TERM, after the child has exited" {
 	# The child dies of TERM at once; its background grandchild ignores TERM
 	# and must still be KILLed when the grace runs out.
-	start=$(now_ms)
-	run forge-timeout -k 1 0.5 sh -c '
+	timed_run forge-timeout -k 1 0.5 sh -c '
 		(trap "" TERM; exec sleep 30) >/dev/null 2>&1 &
 		echo $! >"$1"
 		wait' sh "$SCRATCH/grandchild"
-	elapsed=$(($(now_ms) - start))
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -ge 1400 ]
 	[ "$elapsed" -lt 10000 ]
@@ -116,22 +115,18 @@ wait_until_gone() {
 }
 
 @test "what a command that exits by itself leaves in its group is terminated; its status is kept" {
-	start=$(now_ms)
-	run forge-timeout 20 sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$1"; exit 3' sh "$SCRATCH/grandchild"
-	elapsed=$(($(now_ms) - start))
+	timed_run forge-timeout 20 sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$1"; exit 3' sh "$SCRATCH/grandchild"
 	[ "$status" -eq 3 ]
 	[ "$elapsed" -lt 4000 ]
 	wait_until_gone "$(cat "$SCRATCH/grandchild")"
 }
 
 @test "a leftover that ignores TERM is killed after the grace; one that left the group (setsid) is out of reach" {
-	start=$(now_ms)
-	run forge-timeout -k 1 20 sh -c '
+	timed_run forge-timeout -k 1 20 sh -c '
 		(trap "" TERM; exec sleep 30) >/dev/null 2>&1 &
 		echo $! >"$1"
 		setsid sh -c "echo \$\$ >\"\$1\"; exec sleep 30" sh "$2" >/dev/null 2>&1 &
 		while [ ! -s "$2" ]; do sleep 0.05; done' sh "$SCRATCH/stubborn" "$SCRATCH/escaped"
-	elapsed=$(($(now_ms) - start))
 	escaped=$(cat "$SCRATCH/escaped")
 	is_running "$escaped" && alive=yes || alive=no
 	kill "$escaped" 2>/dev/null || :
@@ -143,9 +138,7 @@ wait_until_gone() {
 }
 
 @test "SECS 0 means no time limit" {
-	start=$(now_ms)
-	run forge-timeout -k 0 0 sh -c 'sleep 1; exit 3'
-	elapsed=$(($(now_ms) - start))
+	timed_run forge-timeout -k 0 0 sh -c 'sleep 1; exit 3'
 	[ "$status" -eq 3 ]
 	[ "$elapsed" -ge 900 ]
 }

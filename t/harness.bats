@@ -172,6 +172,32 @@ await_group() {
 	done
 }
 
+# oc_post_bg WHAT BODY: POSTs BODY to the session's WHAT endpoint in the
+# background ($BG_PID; the answer in $SCRATCH/WHAT.out).
+oc_post_bg() {
+	curl -sS --max-time 300 -X POST -H 'Content-Type: application/json' -d "$2" \
+		"$OC_URL/session/$SESSION/$1?directory=$REPO" >"$SCRATCH/$1.out" 2>&1 &
+	BG_PID=$!
+}
+
+# await_probe_group: the probe command (in the background, $BG_PID) wrote its
+# process group's number to $REPO/pgid: PG, holding three processes inside.
+await_probe_group() {
+	await_file "$REPO/pgid"
+	PG=$(cat "$REPO/pgid")
+	await_group "$PG" 3
+	assert_equal "${#lines[@]}" 3
+}
+
+# probe_group_gone: once the request in the background has ended, nothing
+# is left of the group PG inside.
+probe_group_gone() {
+	wait "$BG_PID"
+	BG_PID=''
+	await_group "$PG" 0
+	assert_output ''
+}
+
 # await_file FILE: waits (at most 60 s) until FILE is not empty.
 await_file() {
 	for _ in $(seq 600); do [ -s "$1" ] && return 0; sleep 0.1; done
@@ -247,21 +273,12 @@ no-shadow"
 	# The command's process group (the sandbox's numbering), read by cut
 	# (in that group: no job control), then a child in the background and
 	# one in the foreground.
-	curl -sS --max-time 300 -X POST -H 'Content-Type: application/json' \
-		-d '{"agent": "build", "command": "cut -d\" \" -f5 /proc/self/stat >pgid; sleep 271 & sleep 272; echo not-aborted >after"}' \
-		"$OC_URL/session/$SESSION/shell?directory=$REPO" >"$SCRATCH/shell.out" 2>&1 &
-	BG_PID=$!
-	await_file "$REPO/pgid"
-	PG=$(cat "$REPO/pgid")
+	oc_post_bg shell '{"agent": "build", "command": "cut -d\" \" -f5 /proc/self/stat >pgid; sleep 271 & sleep 272; echo not-aborted >after"}'
 	# bash and its two sleeps, running inside.
-	await_group "$PG" 3
-	assert_equal "${#lines[@]}" 3
+	await_probe_group
 	oc_post "/session/$SESSION/abort" '{}'
 	assert_output true
-	wait "$BG_PID"
-	BG_PID=''
-	await_group "$PG" 0
-	assert_output ''
+	probe_group_gone
 	[ ! -e "$REPO/after" ]
 }
 
@@ -271,18 +288,9 @@ no-shadow"
 	llm_start 'trap "" TERM; cut -d" " -f5 /proc/self/stat >pgid; sleep 273 & sleep 274; echo not-killed >after' '{"timeout": 5000}'
 	oc_start
 	oc_session
-	curl -sS --max-time 300 -X POST -H 'Content-Type: application/json' \
-		-d '{"parts": [{"type": "text", "text": "run the probe"}], "model": {"providerID": "scripted", "modelID": "scripted"}}' \
-		"$OC_URL/session/$SESSION/message?directory=$REPO" >"$SCRATCH/message.out" 2>&1 &
-	BG_PID=$!
-	await_file "$REPO/pgid"
-	PG=$(cat "$REPO/pgid")
-	await_group "$PG" 3
-	assert_equal "${#lines[@]}" 3
-	wait "$BG_PID"
-	BG_PID=''
-	await_group "$PG" 0
-	assert_output ''
+	oc_post_bg message '{"parts": [{"type": "text", "text": "run the probe"}], "model": {"providerID": "scripted", "modelID": "scripted"}}'
+	await_probe_group
+	probe_group_gone
 	[ ! -e "$REPO/after" ]
 	run jq -r 'select(.tools) | .messages[] | select(.role == "tool") | .content' "$LLM_LOG"
 	assert_output --partial 'shell tool terminated command after exceeding timeout 5000 ms'

@@ -17,6 +17,14 @@ bats_require_minimum_version 1.5.0
 helpers=(forge-state forge-timeout forge-netrule forge-egress forge-relay forge-seccomp
 	forge-sandbox-init forge-probe forge-shell)
 
+# run_clean HELPER OPTION: bats' run of the helper with OPTION, which must
+# exit 0 with nothing on stderr.
+run_clean() {
+	run --separate-stderr "$H/$1" "$2"
+	[ "$status" -eq 0 ] || fail "$1 $2: $status"
+	[ -z "$stderr" ] || fail "$1 $2: stderr: $stderr"
+}
+
 @test "the list above names every program in helpers/" {
 	local f name found
 	for f in "$abs_top_srcdir"/helpers/forge-*.c; do
@@ -34,11 +42,9 @@ helpers=(forge-state forge-timeout forge-netrule forge-egress forge-relay forge-
 	local h
 	for h in "${helpers[@]}"; do
 		[ -n "$h" ] || continue
-		run --separate-stderr "$H/$h" --help
-		[ "$status" -eq 0 ] || fail "$h --help: $status"
+		run_clean "$h" --help
 		[[ ${lines[0]} == "usage: $h "* || ${lines[0]} == "usage: $h" ]] || fail "$h --help: ${lines[0]}"
 		[ "${#lines[@]}" -gt 1 ] || fail "$h --help prints only the synopsis"
-		[ -z "$stderr" ] || fail "$h --help: stderr: $stderr"
 	done
 }
 
@@ -47,10 +53,8 @@ helpers=(forge-state forge-timeout forge-netrule forge-egress forge-relay forge-
 	for h in "${helpers[@]}"; do
 		[ -n "$h" ] && [ "$h" != forge-shell ] || continue
 		want=$("$H/$h" --help)
-		run --separate-stderr "$H/$h" -h
-		[ "$status" -eq 0 ] || fail "$h -h: $status"
+		run_clean "$h" -h
 		[ "$output" = "$want" ] || fail "$h -h: $output"
-		[ -z "$stderr" ] || fail "$h -h: stderr: $stderr"
 	done
 }
 
@@ -65,10 +69,8 @@ helpers=(forge-state forge-timeout forge-netrule forge-egress forge-relay forge-
 	local h
 	for h in "${helpers[@]}"; do
 		[ -n "$h" ] || continue
-		run --separate-stderr "$H/$h" --version
-		[ "$status" -eq 0 ] || fail "$h --version: $status"
+		run_clean "$h" --version
 		[[ $output =~ ^$h\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "$h --version: $output"
-		[ -z "$stderr" ] || fail "$h --version: stderr: $stderr"
 	done
 }
 

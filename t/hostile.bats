@@ -155,6 +155,19 @@ outside_untouched() {
 	[ ! -e .forge/timeline.jsonl ]
 }
 
+# refused_if_used PATH ARGS NAMED WHAT: the last `run forge-verify ARGS`,
+# PATH being hostile: when the mode uses PATH (the test's uses), 73 with
+# NAMED in the output; else at least no hang (timeout's 124). WHAT starts
+# each failure's message.
+refused_if_used() {
+	if uses "$1" "$2"; then
+		[ "$status" -eq 73 ] || fail "$4, forge-verify $2: status $status: $output"
+		assert_output --partial "$3"
+	else
+		[ "$status" -ne 124 ] || fail "$4, forge-verify $2: a hang"
+	fi
+}
+
 @test "every state path of .forge as a committed symlink: 73 naming it, never written through, for every mode" {
 	# Which modes use which path (the others must not touch it either).
 	uses() {
@@ -172,12 +185,7 @@ outside_untouched() {
 			for args in '-- true' '--change c -- false' '--reset' '--breaker' '--report --change c'; do
 				read -ra words <<<"$args"
 				run timeout 60 forge-verify "${words[@]}"
-				if uses "$link" "$args"; then
-					[ "$status" -eq 73 ] || fail "$link -> $target, forge-verify $args: status $status: $output"
-					assert_output --partial "$PWD/$link is a symbolic link"
-				else
-					[ "$status" -ne 124 ] || fail "$link -> $target, forge-verify $args: a hang"
-				fi
+				refused_if_used "$link" "$args" "$PWD/$link is a symbolic link" "$link -> $target"
 				outside_untouched
 				[ ! -e /nonexistent-forge-target ]
 			done
@@ -304,12 +312,7 @@ outside_untouched() {
 			SECONDS=0
 			run timeout 30 forge-verify "${words[@]}"
 			[ "$SECONDS" -lt 20 ] || fail "forge-verify $args with a FIFO at $f took $SECONDS s"
-			if uses "$f" "$args"; then
-				[ "$status" -eq 73 ] || fail "$f, forge-verify $args: status $status: $output"
-				assert_output --partial ".forge/$f"
-			else
-				[ "$status" -ne 124 ] || fail "$f, forge-verify $args: a hang"
-			fi
+			refused_if_used "$f" "$args" ".forge/$f" "$f"
 		done
 		rm -f .forge/"$f"
 	done

@@ -20,13 +20,20 @@ clean_srcdir() {
 	make -s -C "$src" distclean >/dev/null 2>&1
 }
 
-@test "installed forge-verify runs from its prefix with no FORGE_LIBDIR, and DESTDIR stages the same tree" {
+# install_to_scratch: forge configured (from clean_srcdir's tree, src) in
+# the build folder build, $SCRATCH/build, built and installed to prefix,
+# $SCRATCH/prefix; the build folder is the current folder.
+install_to_scratch() {
 	build=$SCRATCH/build prefix=$SCRATCH/prefix
 	clean_srcdir
 	mkdir "$build" && cd "$build"
 	"$src/configure" --quiet --prefix="$prefix" >/dev/null
 	make -s >/dev/null 2>&1
 	make -s install >/dev/null
+}
+
+@test "installed forge-verify runs from its prefix with no FORGE_LIBDIR, and DESTDIR stages the same tree" {
+	install_to_scratch
 	[ -x "$prefix/bin/forge-verify" ]
 	[ -x "$prefix/bin/forge-state" ]
 	[ -x "$prefix/bin/forge-timeout" ]
@@ -55,12 +62,7 @@ clean_srcdir() {
 }
 
 @test "make install: the opencode plugin (running the installed forge-sandbox) and a 'bash' link to forge-shell for GNU make; DESTDIR keeps the prefix's paths; uninstall removes them" {
-	build=$SCRATCH/build prefix=$SCRATCH/prefix
-	clean_srcdir
-	mkdir "$build" && cd "$build"
-	"$src/configure" --quiet --prefix="$prefix" >/dev/null
-	make -s >/dev/null 2>&1
-	make -s install >/dev/null
+	install_to_scratch
 	[ -f "$prefix/share/forge/opencode/forge.js" ]
 	grep -q "\"$prefix/bin/forge-sandbox\"" "$prefix/share/forge/opencode/forge.js"
 	[ "$(readlink "$prefix/libexec/forge/bash")" = "$prefix/bin/forge-shell" ]

@@ -378,14 +378,8 @@ commit_files() {
 	before=$(repo_state)
 	for sig in INT TERM HUP; do
 		rm -f "$SCRATCH/started"
-		perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- \
-			forge-verify --isolated -- sh -c "echo \$\$ >'$SCRATCH/step.pid'; touch '$SCRATCH/started'; exec sleep 60" &
-		pid=$!
-		for _ in $(seq 1 100); do [ -e "$SCRATCH/started" ] && break; sleep 0.1; done
-		[ -e "$SCRATCH/started" ]
-		kill -s "$sig" "$pid"
-		wait "$pid" && rc=0 || rc=$?
-		case $sig in INT) [ "$rc" -eq 130 ] ;; TERM) [ "$rc" -eq 143 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
+		interrupted_at "$sig" "$SCRATCH/started" \
+			forge-verify --isolated -- sh -c "echo \$\$ >'$SCRATCH/step.pid'; touch '$SCRATCH/started'; exec sleep 60"
 		assert_no_leftovers
 		[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
 	done
@@ -404,15 +398,9 @@ commit_files() {
 		for mode in '' --warm; do
 			for sig in INT TERM HUP; do
 				rm -f "$SCRATCH/started" "$SCRATCH/setup"
-				perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- forge-verify --isolated $mode -- true &
-				pid=$!
 				marker=$SCRATCH/started
 				[ "$phase" = fill ] || marker=$SCRATCH/setup
-				for _ in $(seq 1 100); do [ -e "$marker" ] && break; sleep 0.1; done
-				[ -e "$marker" ]
-				kill -s "$sig" "$pid"
-				wait "$pid" && rc=0 || rc=$?
-				case $sig in INT) [ "$rc" -eq 130 ] ;; TERM) [ "$rc" -eq 143 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
+				interrupted_at "$sig" "$marker" forge-verify --isolated $mode -- true
 				assert_no_leftovers
 				[ "$(tail -n 1 .forge/timeline.jsonl | jq -r .verdict)" = ERROR ]
 				if [ -n "$mode" ]; then flock -n "$(pool)/1.lock" true; fi

@@ -106,3 +106,18 @@ assert_no_leftovers() {
 	[ ! -d "$REPO/.git/worktrees" ]
 	[ "$(git -C "$REPO" worktree list --porcelain | sed -n 's/^worktree //p')" = "$REPO" ]
 }
+
+# interrupted_at SIG MARKER COMMAND...: COMMAND in the background (SIGINT at
+# its default, as in a terminal's foreground job) until MARKER exists (at
+# most 10 s), then SIG: it exits 128 + SIG.
+interrupted_at() {
+	local sig=$1 marker=$2 pid rc
+	shift 2
+	perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' -- "$@" &
+	pid=$!
+	for _ in $(seq 1 100); do [ -e "$marker" ] && break; sleep 0.1; done
+	[ -e "$marker" ]
+	kill -s "$sig" "$pid"
+	wait "$pid" && rc=0 || rc=$?
+	case $sig in INT) [ "$rc" -eq 130 ] ;; TERM) [ "$rc" -eq 143 ] ;; HUP) [ "$rc" -eq 129 ] ;; esac
+}

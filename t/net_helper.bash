@@ -1,4 +1,5 @@
-# Shared by t/egress.bats and t/sandbox-net.bats: a test network built
+# Shared by t/egress.bats, t/egress-live.bats and t/sandbox-net.bats (the
+# last two load sandbox_helper first): a test network built
 # entirely inside network namespaces the test makes (no address or route of
 # the host changes, no traffic leaves the machine).
 
@@ -71,6 +72,61 @@ net_servers() {
 	# (A server logs a request before it answers: the lines of these are in.)
 	for log in public public-tls lan loopback host; do
 		: >"$NET/$log.log"
+	done
+}
+
+# net_sandbox_setup LOG...: the setup of a file of real namespace sandboxes
+# in the test network: net_skip, sandbox_setup, and bwrap must make user
+# namespaces here; NAME, the sandbox's name for REPO, and STATE, its state
+# folder; the servers' logs $NET/LOG.log are emptied.
+net_sandbox_setup() {
+	local log
+	net_skip
+	sandbox_setup
+	if ! bwrap --unshare-user --unshare-net --ro-bind / / true 2>/dev/null; then
+		fail "bwrap cannot create user namespaces on this host, as root"
+	fi
+	NAME=$(expected_name "$REPO")
+	# shellcheck disable=SC2034 # the test's
+	STATE=$XDG_STATE_HOME/forge/bwrap/$NAME
+	for log in "$@"; do
+		: >"$NET/$log.log"
+	done
+}
+
+# net_config NETWORK-JSON: the user's configuration: a bwrap sandbox on the
+# host's root filesystem with this sandbox.network.
+net_config() {
+	mkdir -p "$XDG_CONFIG_HOME/forge"
+	printf '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": %s}}\n' "$1" \
+		>"$XDG_CONFIG_HOME/forge/config.json"
+}
+
+# up_in_s [ARG...]: forge-sandbox up ARG... in the scenario namespace (where
+# the sandbox's egress then goes out), from the repository.
+# shellcheck disable=SC2016 # a script for sh, with its arguments
+up_in_s() { in_s sh -c 'cd "$1" && shift && exec forge-sandbox up "$@"' sh "$REPO" "$@"; }
+
+# assert_no_lan_nor_host SECONDS RUNNER...: through RUNNER (the command that
+# runs its arguments in the sandbox), curl reaches neither the LAN host nor
+# S's service on :8081 at any of S's addresses (each given SECONDS).
+assert_no_lan_nor_host() {
+	local secs=$1 addr
+	shift
+	run "$@" curl -sS --max-time "$secs" http://10.9.0.10/
+	assert_failure
+	for addr in 198.51.100.1 10.9.0.1 10.0.2.2 127.0.0.1; do
+		run "$@" curl -sS --max-time "$secs" "http://$addr:8081/"
+		assert_failure
+	done
+}
+
+# wait_log DIR N: waits (bounded) until DIR/egress.log has N lines: an
+# allowed connection's line is written when the connection ends.
+wait_log() {
+	for _ in $(seq 1 100); do
+		[ "$(grep -c . "$1/egress.log" 2>/dev/null)" -lt "$2" ] || return 0
+		sleep 0.05
 	done
 }
 

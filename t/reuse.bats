@@ -11,7 +11,6 @@ setup() {
 }
 teardown() { forge_test_teardown; }
 
-last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }
 runs() { grep -c -F '"event":"verify"' .forge/timeline.jsonl; }
 tree_of() { forge-verify --key --json "$@" | jq -r .tree; }
 # note [REF]: the note forge-verify keeps on the tree of the working state.
@@ -292,6 +291,17 @@ streak() { forge-state get .forge/breaker streak 0; }
 	assert_output 0
 }
 
+# forged_pass_fails RUN: a note entry on $tree for $key (the key of
+# `false`) saying RUN passed is not believed: --reuse -- false fails.
+forged_pass_fails() {
+	printf '{"key":"%s","verdict":"PASS","run":"%s","time":"2026-01-01T00:00:00Z","epoch":1767225600,"host":"evil"}\n' \
+		"$key" "$1" >"$SCRATCH/entry"
+	git notes --ref=forge-verify add -f -F "$SCRATCH/entry" "$tree"
+	run --separate-stderr forge-verify --reuse -- false
+	assert_failure
+	assert_output 'Verdict: FAIL'
+}
+
 @test "a note entry without a matching timeline record is never believed (forged from a sandbox)" {
 	forge-verify -q --reuse -- true
 	good=$(last_record | jq -r .run)
@@ -300,20 +310,9 @@ streak() { forge-state get .forge/breaker streak 0; }
 	# An entry for `false` naming an unknown run, then one naming the real
 	# PASS of `true` (another key), then a FAIL-as-PASS of a real run.
 	for run_id in 20260101T000000Z-1 "$good"; do
-		printf '{"key":"%s","verdict":"PASS","run":"%s","time":"2026-01-01T00:00:00Z","epoch":1767225600,"host":"evil"}\n' \
-			"$key" "$run_id" >"$SCRATCH/entry"
-		git notes --ref=forge-verify add -f -F "$SCRATCH/entry" "$tree"
-		run --separate-stderr forge-verify --reuse -- false
-		assert_failure
-		assert_output 'Verdict: FAIL'
+		forged_pass_fails "$run_id"
 	done
-	bad=$(last_record | jq -r .run)
-	printf '{"key":"%s","verdict":"PASS","run":"%s","time":"2026-01-01T00:00:00Z","epoch":1767225600,"host":"evil"}\n' \
-		"$key" "$bad" >"$SCRATCH/entry"
-	git notes --ref=forge-verify add -f -F "$SCRATCH/entry" "$tree"
-	run --separate-stderr forge-verify --reuse -- false
-	assert_failure
-	assert_output 'Verdict: FAIL'
+	forged_pass_fails "$(last_record | jq -r .run)"
 	# Garbage, escape sequences and a header that would pass the entry after
 	# it off as a trusted ref's change nothing either.
 	mkdir -p "$XDG_CONFIG_HOME/forge"
@@ -476,16 +475,13 @@ clone_pair() {
 # --- options -------------------------------------------------------------------
 
 @test "--key and --reuse join the mode and option checks" {
-	run --separate-stderr forge-verify --key --report
-	assert_failure 64
-	run --separate-stderr forge-verify --reuse --report
-	assert_failure 64
-	run --separate-stderr forge-verify --no-reuse --breaker
-	assert_failure 64
-	run --separate-stderr forge-verify --key --reuse -- true
-	assert_failure 64
-	run --separate-stderr forge-verify --key --change x -- true
-	assert_failure 64
+	local args
+	for args in '--key --report' '--reuse --report' '--no-reuse --breaker' '--key --reuse -- true' \
+		'--key --change x -- true'; do
+		read -ra words <<<"$args"
+		run --separate-stderr forge-verify "${words[@]}"
+		assert_failure 64
+	done
 }
 
 # --- in git hooks ---------------------------------------------------------------

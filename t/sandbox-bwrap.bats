@@ -21,8 +21,6 @@ teardown() {
 	forge_test_teardown
 }
 
-init_pid() { cut -d' ' -f1 "$STATE/pid"; }
-
 @test "up starts a namespace sandbox that outlives it; exec returns statuses verbatim: 0, 42, 126, 127, 143" {
 	run --separate-stderr forge-sandbox up
 	assert_success
@@ -374,15 +372,7 @@ init_pid() { cut -d' ' -f1 "$STATE/pid"; }
 
 @test "root starting another user's worktree: the sandbox runs as that owner, with its folders in the owner's home" {
 	[ "$(id -u)" = 0 ] || skip "needs root"
-	OWNER=forge-t$$
-	chmod 755 "$SCRATCH"
-	useradd -M -d "$SCRATCH/owner" -s /bin/sh "$OWNER"
-	mkdir -p "$SCRATCH/owner"
-	make_repo "$SCRATCH/owner/repo"
-	chown -R "$OWNER:" "$SCRATCH/owner"
-	# git refuses a repository another user owns unless told.
-	git config --global safe.directory '*'
-	OWNER_REPO=$SCRATCH/owner/repo
+	owner_worktree "forge-t$$"
 	owner_name=$(expected_name "$OWNER_REPO")
 	run --separate-stderr forge-sandbox up "$OWNER_REPO"
 	assert_success
@@ -634,12 +624,18 @@ distroless_image() {
 	tar -C "$SCRATCH/distroless" -c . | docker import - "$IMAGE_TAG" >/dev/null
 }
 
-@test "rootfs image without a shell or /bin/true (distroless): up never runs a program of the image; exec of its static binary works" {
+# distroless_up MORE: up of a sandbox on distroless_image's image, MORE
+# (more members of "sandbox", with a leading comma) configured too.
+distroless_up() {
 	distroless_image
-	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"}}'
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'"'"$1"'}}'
 	run --separate-stderr forge-sandbox up
 	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
 	assert_output "$NAME"
+}
+
+@test "rootfs image without a shell or /bin/true (distroless): up never runs a program of the image; exec of its static binary works" {
+	distroless_up ''
 	run in_sandbox /hello inside
 	assert_failure 7
 	assert_output 'static inside'
@@ -648,11 +644,7 @@ distroless_image() {
 }
 
 @test "rootfs image without a shell (distroless) with an egress allow-list: up starts forge's own relay, no program of the image; the proxy answers inside" {
-	distroless_image
-	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "image"}, "image": "'"$IMAGE_TAG"'", "network": {"allow": ["example.com"]}}}'
-	run --separate-stderr forge-sandbox up
-	[ "$status" -eq 0 ] || fail "up: exit $status: $stderr"
-	assert_output "$NAME"
+	distroless_up ', "network": {"allow": ["example.com"]}'
 	# A name outside the list: forge-egress's refusal, through the relay.
 	run in_sandbox /hello proxy
 	assert_success

@@ -47,6 +47,19 @@ nothing_left() {
 	assert_failure
 }
 
+# stub_up NETWORK-JSON: up of a sandbox of the msb stub (use_stub), which
+# lists it as running, with this sandbox.network; FORGE_T_SECRET, its
+# secret, is set.
+stub_up() {
+	select_msb_backend
+	use_stub
+	printf '{"sandbox": {"backend": "msb", "network": %s}}\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
+	printf '[{"created_at":"2026-11-30T00:00:00Z","image":"oc-forge-sandbox:latest","name":"%s","status":"Running"}]\n' \
+		"$NAME" >"$STUB_DIR/ls.out"
+	export FORGE_T_SECRET=forge-check-secret-value-4711
+	forge-sandbox up >/dev/null 2>&1
+}
+
 @test "check: a healthy namespace sandbox (root invoker): every probe held, exit 0, the JSON document of SPEC 4.6" {
 	need_bwrap
 	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"allow": ["example.com"], "secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}}}'
@@ -81,14 +94,7 @@ nothing_left() {
 	need_bwrap
 	[ "$(id -u)" = 0 ] || skip "needs root"
 	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}}}'
-	OWNER=forge-c$$
-	chmod 755 "$SCRATCH"
-	useradd -M -d "$SCRATCH/owner" -s /bin/sh "$OWNER"
-	mkdir -p "$SCRATCH/owner"
-	make_repo "$SCRATCH/owner/repo"
-	chown -R "$OWNER:" "$SCRATCH/owner"
-	git config --global safe.directory '*'
-	OWNER_REPO=$SCRATCH/owner/repo
+	owner_worktree "forge-c$$"
 	forge-sandbox up "$OWNER_REPO" >/dev/null 2>&1
 	run --separate-stderr forge-sandbox check "$OWNER_REPO" --json
 	detail=$(jq -r '.probes[] | select(.name == "canary") | .detail' <<<"$output")
@@ -98,14 +104,7 @@ nothing_left() {
 
 @test "check: an msb 'sandbox' whose exec runs on the host (the stub): every probe got through, exit 1, each named" {
 	[ "$(id -u)" = 0 ] || skip "as root on the host, /proc/sys, unshare and mount are open to the probe"
-	select_msb_backend
-	use_stub
-	printf '{"sandbox": {"backend": "msb", "network": {"allow": ["example.com"], "secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}}}\n' \
-		>"$XDG_CONFIG_HOME/forge/config.json"
-	printf '[{"created_at":"2026-11-30T00:00:00Z","image":"oc-forge-sandbox:latest","name":"%s","status":"Running"}]\n' \
-		"$NAME" >"$STUB_DIR/ls.out"
-	export FORGE_T_SECRET=forge-check-secret-value-4711
-	forge-sandbox up >/dev/null 2>&1
+	stub_up '{"allow": ["example.com"], "secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}'
 	# script(1) gives the run a controlling terminal, as a host shell has.
 	script -qec "forge-sandbox check --json >'$SCRATCH/check.json' 2>'$SCRATCH/check.err'; echo \$? >'$SCRATCH/rc'" /dev/null >/dev/null
 	[ "$(cat "$SCRATCH/rc")" = 1 ]
@@ -126,14 +125,7 @@ nothing_left() {
 }
 
 @test "check: a probe the sandbox does not answer, or a secret it claims held, counts as got through" {
-	select_msb_backend
-	use_stub
-	printf '{"sandbox": {"backend": "msb", "network": {"secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}}}\n' \
-		>"$XDG_CONFIG_HOME/forge/config.json"
-	printf '[{"created_at":"2026-11-30T00:00:00Z","image":"oc-forge-sandbox:latest","name":"%s","status":"Running"}]\n' \
-		"$NAME" >"$STUB_DIR/ls.out"
-	export FORGE_T_SECRET=forge-check-secret-value-4711
-	forge-sandbox up >/dev/null 2>&1
+	stub_up '{"secrets": [{"env": "FORGE_T_SECRET", "hosts": ["api.example.com"]}]}'
 	# A lying sandbox: every probe "held", the secret's too, tty left out.
 	for probe in $PROBES; do
 		[ "${probe%%:*}" = tty ] || printf '%s\t%s\theld\tfine\n' "${probe%%:*}" "${probe#*:}"

@@ -50,6 +50,25 @@ user_config() {
 	printf '%s\n' "$1" >"$XDG_CONFIG_HOME/forge/config.json"
 }
 
+# owner_worktree USER: (as root) USER, a new user whose home is
+# $SCRATCH/owner, owns the repository OWNER_REPO there; git is told to trust
+# it. The file's teardown removes OWNER (the user) and OWNER_REPO's sandbox.
+owner_worktree() {
+	OWNER=$1
+	chmod 755 "$SCRATCH"
+	useradd -M -d "$SCRATCH/owner" -s /bin/sh "$OWNER"
+	mkdir -p "$SCRATCH/owner"
+	make_repo "$SCRATCH/owner/repo"
+	chown -R "$OWNER:" "$SCRATCH/owner"
+	# git refuses a repository another user owns unless told.
+	git config --global safe.directory '*'
+	# shellcheck disable=SC2034 # the test's
+	OWNER_REPO=$SCRATCH/owner/repo
+}
+
+# init_pid: the PID of the namespace sandbox's init, as up recorded it.
+init_pid() { cut -d' ' -f1 "$STATE/pid"; }
+
 # in_sandbox COMMAND...: forge-sandbox exec in the repository's sandbox.
 in_sandbox() { forge-sandbox exec "$REPO" -- "$@"; }
 

@@ -85,6 +85,18 @@ wait_each() {
 # now_ms: milliseconds since the epoch.
 now_ms() { date +%s%3N; }
 
+# assert_help_and_version PROG USAGE: `PROG --help` exits 0 with USAGE at
+# the start of its first line on stdout; `PROG --version` exits 0 printing
+# "PROG X.Y...". (Needs bats_require_minimum_version 1.5.0: --separate-stderr.)
+assert_help_and_version() {
+	run --separate-stderr "$1" --help
+	assert_success
+	assert_line --index 0 --partial "$2"
+	run --separate-stderr "$1" --version
+	assert_success
+	assert_output --regexp "^$1 [0-9]+\.[0-9]+"
+}
+
 # last_record: the last verify record of the timeline of the repository at
 # the current folder.
 last_record() { grep -F '"event":"verify"' .forge/timeline.jsonl | tail -n 1; }

@@ -342,9 +342,11 @@ JSON
 	assert_output --partial 'no tests found'
 }
 
-@test "detect: configure.ac beside a makefile without test/check -> autoreconf, configure, make; the generated check" {
+# autoconf_project_runs: a configure.ac project (autoreconf stubbed; its
+# configure writes a Makefile whose check target leaves "checked"): forge-verify
+# detects autoreconf, configure, make, then the generated make check, and passes.
+autoconf_project_runs() {
 	stub autoreconf
-	printf 'all:\n\t@true\n' >Makefile
 	touch configure.ac
 	printf '#!/bin/sh\nprintf "all:\\n\\t@true\\ncheck:\\n\\t@echo ok >checked\\n" >Makefile\n' >configure
 	chmod +x configure
@@ -353,6 +355,11 @@ JSON
 	[ -f checked ]
 	run step_runs
 	assert_output $'autoreconf -fi && ./configure && make\nmake check'
+}
+
+@test "detect: configure.ac beside a makefile without test/check -> autoreconf, configure, make; the generated check" {
+	printf 'all:\n\t@true\n' >Makefile
+	autoconf_project_runs
 }
 
 @test "detect: package.json scripts -> npm run build, npm test" {
@@ -425,15 +432,7 @@ JSON
 }
 
 @test "detect: configure.ac without a makefile -> autoreconf, configure, make; make check" {
-	stub autoreconf
-	touch configure.ac
-	printf '#!/bin/sh\nprintf "all:\\n\\t@true\\ncheck:\\n\\t@echo ok >checked\\n" >Makefile\n' >configure
-	chmod +x configure
-	run forge-verify
-	assert_success
-	[ -f checked ]
-	run step_runs
-	assert_output $'autoreconf -fi && ./configure && make\nmake check'
+	autoconf_project_runs
 }
 
 @test "detect: a Makefile with a test target wins over package.json" {
