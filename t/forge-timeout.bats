@@ -14,7 +14,9 @@ is_running() {
 }
 
 # timed_run COMMAND...: bats' run of COMMAND; also sets elapsed, its wall
-# time in ms.
+# time in ms. The tests bound it only from the behaviour: at least the
+# limit (it did not fire early) and well under what the other outcome
+# would take (the command's own 30 s, the 20 s grace): never a speed.
 timed_run() {
 	local t0
 	t0=$(now_ms)
@@ -73,7 +75,7 @@ wait_until_gone() {
 	timed_run forge-timeout -k 20 0.5 sleep 30
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -ge 450 ]
-	[ "$elapsed" -lt 5000 ]
+	[ "$elapsed" -lt 15000 ] # not the 20 s grace
 }
 
 @test "timeout wins even when the command handles TERM and exits 0" {
@@ -85,20 +87,20 @@ wait_until_gone() {
 	timed_run forge-timeout -k 1 1 sh -c 'trap "" TERM; sleep 30'
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -ge 1900 ]
-	[ "$elapsed" -lt 10000 ]
+	[ "$elapsed" -lt 20000 ] # not the command's 30 s
 }
 
 @test "-k 0 sends KILL right after TERM" {
 	timed_run forge-timeout -k 0 0.3 sh -c 'trap "" TERM; sleep 30'
 	[ "$status" -eq 124 ]
-	[ "$elapsed" -lt 5000 ]
+	[ "$elapsed" -lt 20000 ] # not the command's 30 s
 }
 
 @test "a stopped command still gets the TERM (it is continued)" {
 	# The outer timeout only keeps a broken build from hanging the suite.
 	timed_run timeout -s KILL 30 forge-timeout -k 20 0.3 sh -c 'kill -STOP $$; sleep 30'
 	[ "$status" -eq 124 ]
-	[ "$elapsed" -lt 10000 ]
+	[ "$elapsed" -lt 15000 ] # not the 20 s grace
 }
 
 @test "timeout kills grandchildren that ignore TERM, after the child has exited" {
@@ -110,14 +112,14 @@ wait_until_gone() {
 		wait' sh "$SCRATCH/grandchild"
 	[ "$status" -eq 124 ]
 	[ "$elapsed" -ge 1400 ]
-	[ "$elapsed" -lt 10000 ]
+	[ "$elapsed" -lt 20000 ] # not the grandchild's 30 s
 	wait_until_gone "$(cat "$SCRATCH/grandchild")"
 }
 
 @test "what a command that exits by itself leaves in its group is terminated; its status is kept" {
 	timed_run forge-timeout 20 sh -c 'sleep 30 >/dev/null 2>&1 & echo $! >"$1"; exit 3' sh "$SCRATCH/grandchild"
 	[ "$status" -eq 3 ]
-	[ "$elapsed" -lt 4000 ]
+	[ "$elapsed" -lt 15000 ] # not the 20 s limit
 	wait_until_gone "$(cat "$SCRATCH/grandchild")"
 }
 
@@ -132,7 +134,7 @@ wait_until_gone() {
 	kill "$escaped" 2>/dev/null || :
 	[ "$status" -eq 0 ]
 	[ "$elapsed" -ge 900 ]
-	[ "$elapsed" -lt 6000 ]
+	[ "$elapsed" -lt 15000 ] # not the 20 s limit
 	wait_until_gone "$(cat "$SCRATCH/stubborn")"
 	[ "$alive" = yes ]
 }
@@ -167,7 +169,7 @@ wait_until_gone() {
 		wait "$pid" || status=$?
 		elapsed=$(($(now_ms) - start))
 		[ "$status" -eq 99 ]
-		[ "$elapsed" -lt 5000 ]
+		[ "$elapsed" -lt 20000 ] # not the command's 30 s
 		[ "$(cat "$SCRATCH/marker")" = "got-$sig" ]
 	done
 }
@@ -213,7 +215,7 @@ wait_until_gone() {
 	wait "$pid" || status=$?
 	elapsed=$(($(now_ms) - start))
 	[ "$status" -eq 143 ]
-	[ "$elapsed" -lt 10000 ]
+	[ "$elapsed" -lt 20000 ] # not the command's 30 s
 }
 
 @test "a command that is not found exits 127 with a message" {
