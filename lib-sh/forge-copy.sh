@@ -315,30 +315,16 @@ forge_copy_fill() {
 	local patch
 	patch=$3/changes.patch
 	! forge_path_exists "$3/tar.failed" || rm -f -- "$3/tar.failed"
-	# Flags that user configuration cannot reshape: no colour, no external
-	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
-	# context, submodules left alone.
-	forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
-		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
-		--src-prefix=a/ --dst-prefix=b/ --output="$patch" 2>"$3/git.err" ||
-		forge_die 74 "cannot compute the uncommitted changes: $(cat "$3/git.err")"
-	forge_copy_objects "${4:-}"
+	forge_copy_scan_wait "$1" "$3"
 	if [ -s "$patch" ]; then
 		# git apply checks every path first, a path beyond a symbolic link
-		# included, and writes nothing unless all of them apply. In a warm
-		# slot the scratch index, a copy of the slot's (whose stat data
-		# match the files just reset), takes the patch in the same pass
-		# (--index), for forge_copy_snapshot_tree.
-		if [ -n "${forge_copy_index_ready:-}" ]; then
-			forge_index_git "$3/index" "${4:-}" "$2" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
-				apply --whitespace=nowarn --index "$patch"
-		else
-			forge_git_apply "$2" "$patch"
-		fi 2>"$3/git.err" ||
+		# included, and writes nothing unless all of them apply. (Not with
+		# --index into the scratch index: that would patch the files of
+		# HEAD, not those checked out, which a smudge filter may have made
+		# other than what the patch was made against.)
+		forge_git_apply "$2" "$patch" 2>"$3/git.err" ||
 			forge_die 74 "the uncommitted changes do not apply to HEAD in the copy: $(cat "$3/git.err")"
 	fi
-	forge_source_git "$1" ls-files -z --others --exclude-standard >"$3/untracked" 2>"$3/git.err" ||
-		forge_die 74 "cannot list the untracked files: $(cat "$3/git.err")"
 	if [ -s "$3/untracked" ]; then
 		forge_copy_links_check "$2" "$3/untracked"
 		# File names come NUL-separated and verbatim (names may start with "-").
@@ -349,6 +335,58 @@ forge_copy_fill() {
 			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
 	fi
 	forge_copy_snapshot_tree "$2" "$3" "${4:-}"
+}
+
+# forge_copy_scan ROOT SCRATCH: what the fill reads of the source ROOT, its
+# uncommitted changes as a patch (SCRATCH/changes.patch) and the list of its
+# untracked files (SCRATCH/untracked), made by a background job while the
+# copy is made or reset (it reads the source only; the copy is neither read
+# nor written). forge_copy_scan_wait waits for it.
+forge_copy_scan() {
+	forge_copy_scan_reap
+	forge_copy_scan_run "$1" "$2" </dev/null &
+	forge_copy_scan_pid=$!
+}
+
+# forge_copy_scan_run ROOT SCRATCH: the scan itself; exits 1 when the patch
+# cannot be made, 2 when the untracked files cannot be listed (git's reason
+# in SCRATCH/scan.err).
+forge_copy_scan_run() {
+	# Flags that user configuration cannot reshape: no colour, no external
+	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
+	# context, submodules left alone.
+	forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
+		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
+		--src-prefix=a/ --dst-prefix=b/ --output="$2/changes.patch" 2>"$2/scan.err" || return 1
+	forge_source_git "$1" ls-files -z --others --exclude-standard >"$2/untracked" 2>"$2/scan.err" || return 2
+}
+
+# forge_copy_scan_wait ROOT SCRATCH: the scan's results (forge_copy_scan):
+# waits for the background job, or scans now when none was started; exits
+# 74 when the scan failed.
+forge_copy_scan_wait() {
+	local status=0
+	if [ -n "${forge_copy_scan_pid:-}" ]; then
+		wait "$forge_copy_scan_pid" || status=$?
+		forge_copy_scan_pid=
+	else
+		forge_copy_scan_run "$1" "$2" || status=$?
+	fi
+	case $status in
+	0) ;;
+	1) forge_die 74 "cannot compute the uncommitted changes: $(cat "$2/scan.err")" ;;
+	2) forge_die 74 "cannot list the untracked files: $(cat "$2/scan.err")" ;;
+	*) forge_die 74 "cannot read the working state of $1 (status $status)" ;;
+	esac
+}
+
+# forge_copy_scan_reap: waits for a scan still running (a run that stops
+# before its fill), so that nothing writes in the scratch folder once the
+# copy is removed or the slot released. Safe to call at any time.
+forge_copy_scan_reap() {
+	[ -n "${forge_copy_scan_pid:-}" ] || return 0
+	wait "$forge_copy_scan_pid" 2>/dev/null || :
+	forge_copy_scan_pid=
 }
 
 # forge_copy_links_check COPY LIST: exits 74, before anything is written,
@@ -377,8 +415,9 @@ forge_git_apply() {
 # forge_copy_snapshot_tree COPY SCRATCH [OBJECTS]: sets forge_copy_tree to
 # the tree of HEAD + the patch + the untracked files, built in a scratch
 # index read from HEAD's tree (with its cached trees), so only what changed
-# is hashed (in a warm slot, the copy of the slot's index that
-# forge_copy_fill applied the patch to). The objects go to the folder
+# is hashed; or, when forge_copy_index_ready says so, in the copy of the
+# checkout's index the reset left in SCRATCH (forge_pool_reset,
+# forge_copy_create). The objects go to the folder
 # OBJECTS (made when missing; a warm slot keeps its own outside the copy, so
 # that the copy's .git stays small to remove and remake), else to the
 # copy's, never to the source.
@@ -397,7 +436,7 @@ forge_copy_snapshot_tree() {
 		if [ -z "${forge_copy_index_ready:-}" ]; then
 			forge_index_git "$index" "$objects" "$1" read-tree "$forge_head"
 		fi &&
-			if [ -s "$2/changes.patch" ] && [ -z "${forge_copy_index_ready:-}" ]; then
+			if [ -s "$2/changes.patch" ]; then
 				forge_index_git "$index" "$objects" "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 					apply --whitespace=nowarn --cached "$2/changes.patch"
 			fi &&
@@ -445,15 +484,30 @@ forge_copy_create() {
 	name=${1##*/}
 	forge_copy_dir=$forge_copy_tmp/${name:-repo}-${forge_copy_tmp##*.}
 	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
+	forge_copy_index_ready=
+	forge_copy_scan "$1" "$forge_copy_tmp"
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_copy_tmp"
 	forge_copy_checkout "$forge_copy_dir" "$forge_copy_tmp/git.err" ||
 		forge_die 74 "cannot check out HEAD into the copy: $(cat "$forge_copy_tmp/git.err")"
+	# The scratch index of the snapshot: the copy's, HEAD's tree with the
+	# stat data of the checkout, dated 1 January 1970. An index file without
+	# a time is one git takes no entry of for racily clean (racy-git), so
+	# neither git apply --index (forge_copy_fill) nor its writes hash again
+	# the files just checked out, all of the same second; and the tree is
+	# not read again (read-tree). Without the copy, HEAD's tree is read.
+	if cp -- "$forge_copy_dir/.git/index" "$forge_copy_tmp/index" 2>/dev/null &&
+		TZ=UTC0 touch -m -t 197001010000.00 -- "$forge_copy_tmp/index" 2>/dev/null; then
+		forge_copy_index_ready=1
+	else
+		rm -f -- "$forge_copy_tmp/index"
+	fi
 	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp"
 }
 
 # forge_copy_destroy: removes the cold copy. Safe to call more than once and
 # on a half-made copy.
 forge_copy_destroy() {
+	forge_copy_scan_reap
 	if [ -n "${forge_copy_tmp:-}" ]; then
 		forge_rm_tree "$forge_copy_tmp" ||
 			forge_warn "could not remove the copy $forge_copy_tmp"

@@ -89,6 +89,8 @@ forge_pool_acquire() {
 	# Scratch files are made anew each run (what was left there, a FIFO
 	# say, is never opened).
 	forge_pool_scratch_clear "$forge_pool_state/scratch"
+	# The source is read while the slot is reset.
+	forge_copy_scan "$1" "$forge_pool_state/scratch"
 	name=${1##*/}
 	forge_copy_dir=$dir/${name:-repo}
 	# The slot holds the copy and nothing else (another worktree of the same
@@ -238,6 +240,7 @@ forge_pool_keep_check() {
 # forge_pool_release: unlocks the slot. Safe to call when none is held.
 forge_pool_release() {
 	[ -n "${forge_pool_held:-}" ] || return 0
+	forge_copy_scan_reap
 	forge_pool_held=
 	exec 9>&-
 }
