@@ -415,9 +415,11 @@ forge_git_apply() {
 # forge_copy_snapshot_tree COPY SCRATCH [OBJECTS]: sets forge_copy_tree to
 # the tree of HEAD + the patch + the untracked files, built in a scratch
 # index read from HEAD's tree (with its cached trees), so only what changed
-# is hashed; or, when forge_copy_index_ready says so, in the copy of the
-# checkout's index the reset left in SCRATCH (forge_pool_reset,
-# forge_copy_create). The objects go to the folder
+# is hashed; or, when forge_copy_index_ready says so, in the copy of a warm
+# slot's index its reset left in SCRATCH (forge_pool_reset). (Not in a copy
+# of a cold copy's index: every entry of it is of the second its file was
+# checked out, so each index write after the first would hash them all
+# again, racy-git.) The objects go to the folder
 # OBJECTS (made when missing; a warm slot keeps its own outside the copy, so
 # that the copy's .git stays small to remove and remake), else to the
 # copy's, never to the source.
@@ -489,18 +491,6 @@ forge_copy_create() {
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_copy_tmp"
 	forge_copy_checkout "$forge_copy_dir" "$forge_copy_tmp/git.err" ||
 		forge_die 74 "cannot check out HEAD into the copy: $(cat "$forge_copy_tmp/git.err")"
-	# The scratch index of the snapshot: the copy's, HEAD's tree with the
-	# stat data of the checkout, dated 1 January 1970. An index file without
-	# a time is one git takes no entry of for racily clean (racy-git), so
-	# neither git apply --index (forge_copy_fill) nor its writes hash again
-	# the files just checked out, all of the same second; and the tree is
-	# not read again (read-tree). Without the copy, HEAD's tree is read.
-	if cp -- "$forge_copy_dir/.git/index" "$forge_copy_tmp/index" 2>/dev/null &&
-		TZ=UTC0 touch -m -t 197001010000.00 -- "$forge_copy_tmp/index" 2>/dev/null; then
-		forge_copy_index_ready=1
-	else
-		rm -f -- "$forge_copy_tmp/index"
-	fi
 	forge_copy_fill "$1" "$forge_copy_dir" "$forge_copy_tmp"
 }
 

@@ -176,9 +176,13 @@ forge_pool_reset() {
 	fi
 	forge_pool_dir_modes || return 1
 	# The copy's index, and the scratch index the snapshot's tree is built
-	# in (forge_copy_snapshot_tree), from one read of the slot's.
+	# in (forge_copy_snapshot_tree), from one read of the slot's. Only when
+	# the files were restored from it (same commit: only what the last run
+	# touched was rewritten): after a checkout of a new HEAD, the first one
+	# in particular, many entries are of this second, and each write of the
+	# scratch index would hash their files again (racy-git).
 	tee -- "$forge_copy_dir/.git/index" <"$index" >"$scratch/index" || return 1
-	forge_copy_index_ready=1
+	[ -z "$same" ] || forge_copy_index_ready=1
 	[ -n "$same" ] || printf '%s\n' "$forge_head" >"$forge_pool_state/index.head" || return 1
 }
 

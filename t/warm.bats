@@ -371,6 +371,10 @@ exit 0'
 	assert_output 0
 	run grep -c '"checkout-index"' "$SCRATCH/execs"
 	assert_output 1
+	# The snapshot's tree, built on a copy of the slot's index, is HEAD +
+	# the changes + the untracked file, as git would store it.
+	expected=$(GIT_INDEX_FILE=$SCRATCH/idx sh -c 'git read-tree HEAD && git add -A && git write-tree')
+	[ "$(last_record | jq -r .tree)" = "$expected" ]
 	# And the copy is as faithful as ever.
 	check_copy --warm
 	# A new commit: HEAD's trees are read again, once.
