@@ -344,7 +344,10 @@ forge_copy_fill() {
 # nor written). forge_copy_scan_wait waits for it.
 forge_copy_scan() {
 	forge_copy_scan_reap
-	forge_copy_scan_run "$1" "$2" </dev/null &
+	# (Not on the run's output: a caller reading it to its end never waits
+	# for a scan a killed run left. It keeps a warm slot's lock, fd 9,
+	# open while it runs: no later run takes the slot it writes in.)
+	forge_copy_scan_run "$1" "$2" </dev/null >/dev/null 2>&1 &
 	forge_copy_scan_pid=$!
 }
 
