@@ -141,22 +141,38 @@ forge_copy_store() {
 '
 }
 
-# forge_copy_repo ROOT COPY SCRATCH: (re)creates COPY/.git as a repository of
-# its own: no hooks, the source's objects borrowed read-only (alternates,
-# the stores recorded in forge_copy_stores for the copy's sandbox), its
-# refs (less the stash) as packed refs, HEAD on the same branch (or detached),
-# its shallow file and info/exclude, and the carried configuration. Whatever
-# COPY/.git held before is removed first (a symbolic link as a link).
-# SCRATCH holds intermediate files.
+# forge_copy_repo ROOT COPY SCRATCH [SAVED]: (re)creates COPY/.git as a
+# repository of its own: no hooks, the source's objects borrowed read-only
+# (alternates, the stores recorded in forge_copy_stores for the copy's
+# sandbox), its refs (less the stash) as packed refs, HEAD on the same branch
+# (or detached), its shallow file and info/exclude, and the carried
+# configuration. Whatever COPY/.git held before is removed first (a symbolic
+# link as a link) and git init makes it anew; but with SAVED (a warm slot's
+# file, outside the copy, holding what git init wrote in its config), a
+# COPY/.git that holds nothing but what this function and the checkout
+# write (forge_copy_git_reusable) is kept and each of its files written
+# again in place: steps may have written any of them. SCRATCH holds
+# intermediate files.
 forge_copy_repo() {
-	local entry alts branch cfg file gd
+	local entry alts cfg file gd
 	forge_copy_texts
 	gd=$2/.git
-	forge_rm_tree "$gd" || forge_die 73 "cannot remove $gd"
-	forge_copy_git "$2" init --quiet --template= . >/dev/null 2>"$3/git.err" ||
-		forge_die 74 "cannot create the copy's repository: $(cat "$3/git.err")"
-	mkdir -p -- "$gd/objects/info" "$gd/info" ||
-		forge_die 73 "cannot write in $gd"
+	if [ -n "${4:-}" ] && forge_copy_git_reusable "$gd" && forge_is_real_file "$4" &&
+		forge_read_file "$4" && [ -n "$forge_file" ]; then
+		printf '%s\n' "$forge_file" >"$gd/config" || forge_die 73 "cannot write $gd/config"
+	else
+		forge_rm_tree "$gd" || forge_die 73 "cannot remove $gd"
+		forge_copy_git "$2" init --quiet --template= . >/dev/null 2>"$3/git.err" ||
+			forge_die 74 "cannot create the copy's repository: $(cat "$3/git.err")"
+		mkdir -p -- "$gd/objects/info" "$gd/info" ||
+			forge_die 73 "cannot write in $gd"
+		if [ -n "${4:-}" ]; then
+			# What git init found out about the file system (file modes,
+			# symbolic links, case), for the next runs of this slot.
+			{ forge_read_file "$gd/config" && forge_clear_for_file "$4" &&
+				printf '%s\n' "$forge_file" >"$4"; } || rm -f -- "$4"
+		fi
+	fi
 	# The stores the copy borrows, recorded as written (forge_copy_stores):
 	# the sandbox of a copy mounts these, never what an alternates file says.
 	forge_copy_stores=
@@ -189,16 +205,21 @@ forge_copy_repo() {
 			<"$3/config" >/dev/null 2>"$3/git.err" ||
 			forge_die 74 "cannot carry the repository's configuration into the copy: $(cat "$3/git.err")"
 	fi
-	# Refs: every ref of the source, the stash left out (it lives in a reflog).
-	forge_source_git "$1" for-each-ref --format='%(objectname) %(refname)' >"$3/refs" 2>"$3/git.err" ||
+	# Refs: every ref of the source, the stash left out (it lives in a
+	# reflog); HEAD on the branch git marks as the source's HEAD (%(HEAD))
+	# when that branch holds the commit checked out, else detached. ORIG_HEAD
+	# is what the checkout's reset leaves (forge_copy_checkout).
+	forge_source_git "$1" for-each-ref --format='%(objectname) %(refname) %(HEAD)' >"$3/refs" 2>"$3/git.err" ||
 		forge_die 74 "cannot list the refs of $1: $(cat "$3/git.err")"
-	grep -v ' refs/stash$' <"$3/refs" >"$gd/packed-refs" || :
-	branch=$(forge_source_git "$1" symbolic-ref -q HEAD 2>/dev/null) || branch=
-	if [ -n "$branch" ] && grep -qxF -- "$forge_head $branch" "$3/refs"; then
-		printf 'ref: %s\n' "$branch" >"$gd/HEAD"
-	else
-		printf '%s\n' "$forge_head" >"$gd/HEAD"
-	fi || forge_die 73 "cannot write $gd/HEAD"
+	awk -v head="$forge_head" -v headfile="$gd/HEAD" '
+		$2 != "refs/stash" { print $1 " " $2 }
+		$3 == "*" && $1 == head { branch = $2 }
+		END {
+			if (branch != "") print "ref: " branch >headfile
+			else print head >headfile
+			if (close(headfile) != 0) exit 1
+		}' <"$3/refs" >"$gd/packed-refs" || forge_die 73 "cannot write $gd/HEAD"
+	printf '%s\n' "$forge_head" >"$gd/ORIG_HEAD" || forge_die 73 "cannot write $gd/ORIG_HEAD"
 	for file in shallow info/exclude; do
 		if forge_is_real_file "$forge_common_dir/$file"; then
 			cp -- "$forge_common_dir/$file" "$gd/$file" ||
@@ -207,18 +228,81 @@ forge_copy_repo() {
 	done
 }
 
-# forge_copy_checkout COPY ERRFILE [INDEX]: checks HEAD out in COPY, with
-# the index file INDEX when given (a warm slot's own), else COPY's. The index,
-# if any, only tells git which files it can leave alone: a file whose stat data
-# still matches its entry is not rewritten). The stat data is compared in
-# full whatever the user's configuration says (ctime included: a write
-# always changes it, and no step can set it back), so a file a step touched
-# never passes for clean; one touched in the second its entry was recorded
-# is "racy" and compared by content, provided the index file keeps the time
-# it was written (git's racy-git rule).
+# forge_copy_git_reusable GITDIR: true when the folder GITDIR (a warm slot's
+# copy's .git) holds exactly what forge_copy_repo and the checkout write, and
+# nothing a step could have added: regular files HEAD, ORIG_HEAD, config,
+# packed-refs, index, shallow and info/exclude (these two only when the
+# source has them), objects/info/alternates, and the empty folders
+# objects/pack, refs/heads and refs/tags; every folder a real one (no
+# symbolic link, nothing that would be followed or block when opened).
+# Anything else (hooks, loose refs or objects, logs, a commondir, a
+# sparse-checkout, a link) and the caller makes GITDIR anew.
+forge_copy_git_reusable() {
+	local e
+	forge_is_real_dir "$1" || return 1
+	for e in "$1"/* "$1"/.[!.]* "$1"/..?*; do
+		forge_path_exists "$e" || continue
+		case ${e##*/} in
+		HEAD | ORIG_HEAD | config | packed-refs | index) forge_is_real_file "$e" || return 1 ;;
+		shallow)
+			forge_is_real_file "$e" && forge_is_real_file "$forge_common_dir/shallow" || return 1 ;;
+		objects | refs | info) forge_is_real_dir "$e" || return 1 ;;
+		*) return 1 ;;
+		esac
+	done
+	forge_copy_dir_holds "$1/objects" info pack &&
+		forge_copy_dir_holds "$1/objects/info" alternates &&
+		forge_is_real_file "$1/objects/info/alternates" &&
+		forge_copy_dir_holds "$1/objects/pack" &&
+		forge_copy_dir_holds "$1/refs" heads tags &&
+		forge_copy_dir_holds "$1/refs/heads" &&
+		forge_copy_dir_holds "$1/refs/tags" || return 1
+	if forge_is_real_file "$forge_common_dir/info/exclude"; then
+		forge_copy_dir_holds "$1/info" exclude && forge_is_real_file "$1/info/exclude"
+	else
+		forge_copy_dir_holds "$1/info"
+	fi
+}
+
+# forge_copy_dir_holds DIR [NAME...]: true when DIR is a real folder whose
+# entries are among the NAMEs (those that are folders real ones).
+forge_copy_dir_holds() {
+	local dir e n ok
+	dir=$1
+	shift
+	forge_is_real_dir "$dir" || return 1
+	for e in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
+		forge_path_exists "$e" || continue
+		ok=
+		for n; do
+			[ "${e##*/}" != "$n" ] || ok=1
+		done
+		[ -n "$ok" ] || return 1
+		[ ! -d "$e" ] || forge_is_real_dir "$e" || return 1
+	done
+}
+
+# forge_copy_checkout COPY ERRFILE [INDEX [SAME]]: checks HEAD out in COPY,
+# with the index file INDEX when given (a warm slot's own), else COPY's. The
+# index, if any, only tells git which files it can leave alone: a file whose
+# stat data still matches its entry is not rewritten). The stat data is
+# compared in full whatever the user's configuration says (ctime included: a
+# write always changes it, and no step can set it back), so a file a step
+# touched never passes for clean; one touched in the second its entry was
+# recorded is "racy" and compared by content, provided the index file keeps
+# the time it was written (git's racy-git rule). With SAME (INDEX is HEAD's
+# tree already: a warm slot's index checked out at this very commit) the
+# files are restored from the index, by the same rules, without reading
+# HEAD's trees (checkout-index; untracked files are the clean's). No reflog
+# entry is written (the copy's .git stays as forge_copy_repo made it).
 forge_copy_checkout() {
+	if [ -n "${4:-}" ]; then
+		forge_index_git "$3" '' "$1" -c core.trustctime=true -c core.checkStat=default -c core.ignoreStat=false \
+			-c core.untrackedCache=false checkout-index --all --force --index >"$2" 2>&1
+		return
+	fi
 	forge_index_git "${3:-$1/.git/index}" '' "$1" -c core.trustctime=true -c core.checkStat=default -c core.ignoreStat=false \
-		-c core.untrackedCache=false reset --hard --quiet >"$2" 2>&1
+		-c core.untrackedCache=false -c core.logAllRefUpdates=false reset --hard --quiet >"$2" 2>&1
 }
 
 # --- filling the copy -----------------------------------------------------------
@@ -231,21 +315,16 @@ forge_copy_fill() {
 	local patch
 	patch=$3/changes.patch
 	! forge_path_exists "$3/tar.failed" || rm -f -- "$3/tar.failed"
-	# Flags that user configuration cannot reshape: no colour, no external
-	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
-	# context, submodules left alone.
-	forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
-		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
-		--src-prefix=a/ --dst-prefix=b/ --output="$patch" 2>"$3/git.err" ||
-		forge_die 74 "cannot compute the uncommitted changes: $(cat "$3/git.err")"
+	forge_copy_scan_wait "$1" "$3"
 	if [ -s "$patch" ]; then
 		# git apply checks every path first, a path beyond a symbolic link
-		# included, and writes nothing unless all of them apply.
+		# included, and writes nothing unless all of them apply. (Not with
+		# --index into the scratch index: that would patch the files of
+		# HEAD, not those checked out, which a smudge filter may have made
+		# other than what the patch was made against.)
 		forge_git_apply "$2" "$patch" 2>"$3/git.err" ||
 			forge_die 74 "the uncommitted changes do not apply to HEAD in the copy: $(cat "$3/git.err")"
 	fi
-	forge_source_git "$1" ls-files -z --others --exclude-standard >"$3/untracked" 2>"$3/git.err" ||
-		forge_die 74 "cannot list the untracked files: $(cat "$3/git.err")"
 	if [ -s "$3/untracked" ]; then
 		forge_copy_links_check "$2" "$3/untracked"
 		# File names come NUL-separated and verbatim (names may start with "-").
@@ -256,6 +335,61 @@ forge_copy_fill() {
 			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
 	fi
 	forge_copy_snapshot_tree "$2" "$3" "${4:-}"
+}
+
+# forge_copy_scan ROOT SCRATCH: what the fill reads of the source ROOT, its
+# uncommitted changes as a patch (SCRATCH/changes.patch) and the list of its
+# untracked files (SCRATCH/untracked), made by a background job while the
+# copy is made or reset (it reads the source only; the copy is neither read
+# nor written). forge_copy_scan_wait waits for it.
+forge_copy_scan() {
+	forge_copy_scan_reap
+	# (Not on the run's output: a caller reading it to its end never waits
+	# for a scan a killed run left. It keeps a warm slot's lock, fd 9,
+	# open while it runs: no later run takes the slot it writes in.)
+	forge_copy_scan_run "$1" "$2" </dev/null >/dev/null 2>&1 &
+	forge_copy_scan_pid=$!
+}
+
+# forge_copy_scan_run ROOT SCRATCH: the scan itself; exits 1 when the patch
+# cannot be made, 2 when the untracked files cannot be listed (git's reason
+# in SCRATCH/scan.err).
+forge_copy_scan_run() {
+	# Flags that user configuration cannot reshape: no colour, no external
+	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
+	# context, submodules left alone.
+	forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
+		--no-textconv --no-renames --ignore-submodules=all --unified=3 \
+		--src-prefix=a/ --dst-prefix=b/ --output="$2/changes.patch" 2>"$2/scan.err" || return 1
+	forge_source_git "$1" ls-files -z --others --exclude-standard >"$2/untracked" 2>"$2/scan.err" || return 2
+}
+
+# forge_copy_scan_wait ROOT SCRATCH: the scan's results (forge_copy_scan):
+# waits for the background job, or scans now when none was started; exits
+# 74 when the scan failed.
+forge_copy_scan_wait() {
+	local status=0
+	if [ -n "${forge_copy_scan_pid:-}" ]; then
+		wait "$forge_copy_scan_pid" || status=$?
+		forge_copy_scan_pid=
+	else
+		forge_copy_scan_run "$1" "$2" || status=$?
+	fi
+	case $status in
+	0) ;;
+	1) forge_die 74 "cannot compute the uncommitted changes: $(cat "$2/scan.err")" ;;
+	2) forge_die 74 "cannot list the untracked files: $(cat "$2/scan.err")" ;;
+	*) forge_die 74 "cannot read the working state of $1 (status $status)" ;;
+	esac
+}
+
+# forge_copy_scan_reap: waits for a scan still running (a run that stops
+# before its fill), so that nothing writes in the scratch folder once the
+# copy is removed or the slot released. Safe to call at any time.
+forge_copy_scan_reap() {
+	[ -n "${forge_copy_scan_pid:-}" ] || return 0
+	wait "$forge_copy_scan_pid" 2>/dev/null || :
+	forge_copy_scan_pid=
 }
 
 # forge_copy_links_check COPY LIST: exits 74, before anything is written,
@@ -284,23 +418,29 @@ forge_git_apply() {
 # forge_copy_snapshot_tree COPY SCRATCH [OBJECTS]: sets forge_copy_tree to
 # the tree of HEAD + the patch + the untracked files, built in a scratch
 # index read from HEAD's tree (with its cached trees), so only what changed
-# is hashed. The objects go to the folder
+# is hashed; or, when forge_copy_index_ready says so, in the copy of a warm
+# slot's index its reset left in SCRATCH (forge_pool_reset). (Not in a copy
+# of a cold copy's index: every entry of it is of the second its file was
+# checked out, so each index write after the first would hash them all
+# again, racy-git.) The objects go to the folder
 # OBJECTS (made when missing; a warm slot keeps its own outside the copy, so
 # that the copy's .git stays small to remove and remake), else to the
 # copy's, never to the source.
 forge_copy_snapshot_tree() {
 	local index="$2/index" objects="${3:-}"
-	if [ -n "$objects" ] && ! forge_is_real_dir "$objects"; then
-		forge_rm_tree "$objects" || forge_die 73 "cannot remove $objects"
-		mkdir -p -- "$objects" || forge_die 73 "cannot create $objects"
-	fi
+	forge_copy_objects "$objects"
 	{
 		# HEAD's tree read afresh (its cached trees come with it): entries
 		# without stat data, never "racily clean", so no index write of the
 		# scratch index hashes the files just checked out again.
 		# (SCRATCH is new, so there is no index to remove; and read-tree
-		# without -m never reads one.)
-		forge_index_git "$index" "$objects" "$1" read-tree "$forge_head" &&
+		# without -m never reads one.) A warm slot's reset left a copy of
+		# its index there instead (forge_pool_reset): HEAD's tree with the
+		# stat data of a checkout that rewrote only what the last run
+		# changed, so only those few files are racy.
+		if [ -z "${forge_copy_index_ready:-}" ]; then
+			forge_index_git "$index" "$objects" "$1" read-tree "$forge_head"
+		fi &&
 			if [ -s "$2/changes.patch" ]; then
 				forge_index_git "$index" "$objects" "$1" -c apply.whitespace=nowarn -c apply.ignoreWhitespace=no \
 					apply --whitespace=nowarn --cached "$2/changes.patch"
@@ -310,6 +450,15 @@ forge_copy_snapshot_tree() {
 			fi &&
 			forge_copy_tree=$(forge_index_git "$index" "$objects" "$1" write-tree)
 	} || forge_die 74 "cannot compute the tree of the verified snapshot"
+}
+
+# forge_copy_objects [OBJECTS]: makes the folder OBJECTS (when given) a real
+# folder, for the objects forge_copy_snapshot_tree writes.
+forge_copy_objects() {
+	if [ -n "${1:-}" ] && ! forge_is_real_dir "$1"; then
+		forge_rm_tree "$1" || forge_die 73 "cannot remove $1"
+		mkdir -p -- "$1" || forge_die 73 "cannot create $1"
+	fi
 }
 
 # --- cold copies ----------------------------------------------------------------
@@ -340,6 +489,8 @@ forge_copy_create() {
 	name=${1##*/}
 	forge_copy_dir=$forge_copy_tmp/${name:-repo}-${forge_copy_tmp##*.}
 	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
+	forge_copy_index_ready=
+	forge_copy_scan "$1" "$forge_copy_tmp"
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_copy_tmp"
 	forge_copy_checkout "$forge_copy_dir" "$forge_copy_tmp/git.err" ||
 		forge_die 74 "cannot check out HEAD into the copy: $(cat "$forge_copy_tmp/git.err")"
@@ -349,6 +500,7 @@ forge_copy_create() {
 # forge_copy_destroy: removes the cold copy. Safe to call more than once and
 # on a half-made copy.
 forge_copy_destroy() {
+	forge_copy_scan_reap
 	if [ -n "${forge_copy_tmp:-}" ]; then
 		forge_rm_tree "$forge_copy_tmp" ||
 			forge_warn "could not remove the copy $forge_copy_tmp"

@@ -88,8 +88,9 @@ forge_pool_acquire() {
 	forge_pool_dir_prepare "$forge_pool_state"
 	# Scratch files are made anew each run (what was left there, a FIFO
 	# say, is never opened).
-	forge_rm_tree "$forge_pool_state/scratch" || forge_die 73 "cannot remove $forge_pool_state/scratch"
-	forge_pool_dir_prepare "$forge_pool_state/scratch"
+	forge_pool_scratch_clear "$forge_pool_state/scratch"
+	# The source is read while the slot is reset.
+	forge_copy_scan "$1" "$forge_pool_state/scratch"
 	name=${1##*/}
 	forge_copy_dir=$dir/${name:-repo}
 	# The slot holds the copy and nothing else (another worktree of the same
@@ -101,13 +102,30 @@ forge_pool_acquire() {
 	forge_pool_dir_prepare "$forge_copy_dir"
 	if ! forge_pool_reset "$1"; then
 		# A slot that cannot be reset is made anew.
-		rm -f -- "$forge_pool_state/index" "$forge_pool_state/setup"
+		rm -f -- "$forge_pool_state/index" "$forge_pool_state/index.head" "$forge_pool_state/setup" \
+			"$forge_pool_state/git-init"
 		forge_rm_tree "$forge_copy_dir" || forge_die 73 "cannot remove the broken slot $forge_copy_dir"
 		forge_pool_dir_prepare "$forge_copy_dir"
 		forge_pool_reset "$1" ||
 			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_state/scratch/git.err")"
 	fi
 	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch" "$forge_pool_state/objects"
+}
+
+# forge_pool_scratch_clear DIR: makes DIR an empty real folder: what it
+# holds is removed (by one rm, and only when it holds something), anything
+# else in its place replaced.
+forge_pool_scratch_clear() {
+	local dir="$1" e
+	if forge_is_real_dir "$dir"; then
+		set --
+		for e in "$dir"/* "$dir"/.[!.]* "$dir"/..?*; do
+			! forge_path_exists "$e" || set -- "$@" "$e"
+		done
+		{ [ "$#" -eq 0 ] || rm -rf -- "$@" 2>/dev/null; } && return 0
+	fi
+	forge_rm_tree "$dir" || forge_die 73 "cannot remove $dir"
+	forge_pool_dir_prepare "$dir"
 }
 
 # forge_pool_reset ROOT: brings the slot to HEAD as a fresh copy would be: a
@@ -119,14 +137,30 @@ forge_pool_acquire() {
 # its stat data spares rewriting unchanged files, and never passes a file a
 # step touched for clean (forge_copy_checkout). The copy gets a copy of it.
 forge_pool_reset() {
-	local index scratch
+	local index same scratch
 	# Nothing of a sandbox of this slot (one a killed run left) may run
 	# while the host resets it: see forge_contain_begin.
 	forge_contain_forget "${forge_copy_dir%/*}"
 	scratch=$forge_pool_state/scratch
-	forge_copy_repo "$1" "$forge_copy_dir" "$scratch"
+	forge_copy_index_ready=
+	forge_copy_repo "$1" "$forge_copy_dir" "$scratch" "$forge_pool_state/git-init"
 	index=$forge_pool_state/index
 	forge_clear_for_file "$index" || return 1
+	# The commit the index was checked out at by the last reset that
+	# finished: the same as HEAD's, and the files are restored from it
+	# without reading HEAD's trees again.
+	same=
+	if forge_is_real_file "$index" && forge_is_real_file "$forge_pool_state/index.head" &&
+		forge_read_file "$forge_pool_state/index.head" &&
+		[ "$forge_file" = "$forge_head" ]; then
+		same=1
+	fi
+	if [ -z "$same" ]; then
+		# Emptied before the checkout rewrites the index: a run killed
+		# half-way never leaves an index that claims another commit.
+		forge_clear_for_file "$forge_pool_state/index.head" &&
+			: >"$forge_pool_state/index.head" || return 1
+	fi
 	set --
 	forge_list=${forge_isolated_keep:-}
 	while forge_list_next; do
@@ -134,14 +168,22 @@ forge_pool_reset() {
 	done
 	# Before the checkout, which puts back whatever of HEAD this removes.
 	forge_pool_keep_check
-	forge_copy_checkout "$forge_copy_dir" "$scratch/git.err" "$index" || return 1
+	forge_copy_checkout "$forge_copy_dir" "$scratch/git.err" "$index" "$same" || return 1
 	if ! forge_pool_clean "$index" "$@"; then
 		# A step may have left read-only folders behind.
 		chmod -R u+rwx -- "$forge_copy_dir" 2>/dev/null || :
 		forge_pool_clean "$index" "$@" || return 1
 	fi
 	forge_pool_dir_modes || return 1
-	cp -- "$index" "$forge_copy_dir/.git/index"
+	# The copy's index, and the scratch index the snapshot's tree is built
+	# in (forge_copy_snapshot_tree), from one read of the slot's. Only when
+	# the files were restored from it (same commit: only what the last run
+	# touched was rewritten): after a checkout of a new HEAD, the first one
+	# in particular, many entries are of this second, and each write of the
+	# scratch index would hash their files again (racy-git).
+	tee -- "$forge_copy_dir/.git/index" <"$index" >"$scratch/index" || return 1
+	[ -z "$same" ] || forge_copy_index_ready=1
+	[ -n "$same" ] || printf '%s\n' "$forge_head" >"$forge_pool_state/index.head" || return 1
 }
 
 # forge_pool_dir_modes: gives every folder of the slot's copy (the copy
@@ -202,6 +244,7 @@ forge_pool_keep_check() {
 # forge_pool_release: unlocks the slot. Safe to call when none is held.
 forge_pool_release() {
 	[ -n "${forge_pool_held:-}" ] || return 0
+	forge_copy_scan_reap
 	forge_pool_held=
 	exec 9>&-
 }

@@ -143,6 +143,15 @@ forge_contain_end() {
 # of a killed run's copy is about to delete: everything in them is killed.
 forge_contain_forget() {
 	local copy
+	# No sandbox state at all (no namespace sandbox's folder, no msb
+	# registry entry: every sandbox's name starts with forge-): nothing to
+	# remove, and no name to compute.
+	forge_bwrap_state forge-
+	forge_sandbox_registry forge-
+	for copy in "$forge_bwrap_root"/forge-* "$forge_sandbox_registry_dir"/forge-* ''; do
+		[ -n "$copy" ] || return 0
+		! forge_path_exists "$copy" || break
+	done
 	for copy in "$1"/*/ "$1"/.[!.]*/; do
 		copy=${copy%/}
 		forge_is_real_dir "$copy" || continue

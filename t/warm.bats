@@ -321,14 +321,81 @@ exit 0'
 	[ -z "$(ls -A "$SCRATCH/outside")" ]
 }
 
+@test "links, FIFOs, hooks, a commondir or alternates a step plants in the copy's .git are never followed, opened or run: the next run makes .git anew" {
+	printf 'keep\n' >"$SCRATCH/target"
+	mkdir "$SCRATCH/objects"
+	run forge-verify -q --isolated --warm -- true
+	assert_success
+	# Each in a run of its own: the run after it must neither write through
+	# it, block on it, run it nor believe it.
+	for plant in 'rm .git/config && ln -s "$0/target" .git/config' \
+		'rm .git/HEAD && mkfifo .git/HEAD' \
+		'rm .git/packed-refs && ln -s "$0/target" .git/packed-refs' \
+		'rm .git/index && ln -s "$0/target" .git/index' \
+		'rm .git/objects/info/alternates && ln -s "$0/target" .git/objects/info/alternates' \
+		'rm -r .git/objects/info && ln -s "$0/objects" .git/objects/info' \
+		'rm -r .git/refs/heads && ln -s "$0/objects" .git/refs/heads' \
+		'printf "%s\n" "$0" >.git/commondir' \
+		'mkdir .git/hooks && printf "#!/bin/sh\necho ran >%s/hook.ran\n" "$0" >.git/hooks/post-checkout && chmod +x .git/hooks/post-checkout' \
+		'printf "%s\n" "$0/objects" >>.git/objects/info/alternates'; do
+		run forge-verify -q --isolated --warm -- sh -c "$plant" "$SCRATCH"
+		assert_success
+		echo change >>README
+		run timeout 60 forge-verify -q --isolated --warm -- sh -c '
+			test "$(git rev-parse --git-common-dir)" = .git && test ! -e .git/commondir &&
+			test ! -e .git/hooks && test ! -L .git/config && test ! -L .git/index &&
+			test ! -L .git/objects/info && test "$(wc -l <.git/objects/info/alternates)" = 1 &&
+			test -f .git/HEAD && git rev-parse -q --verify HEAD >/dev/null && git status --porcelain >/dev/null'
+		assert_success
+		git checkout -q -- README
+	done
+	[ "$(cat "$SCRATCH/target")" = keep ]
+	[ -z "$(ls -A "$SCRATCH/objects")" ]
+	[ ! -e "$SCRATCH/hook.ran" ]
+	check_copy --warm
+}
+
+@test "a warm run at the same HEAD keeps the slot's .git and restores files from its index: no git init, no reading of HEAD's trees" {
+	need_strace
+	mkdir -p src
+	for i in 1 2 3; do echo "$i" >"src/f$i.txt"; done
+	git add -A && git commit -qm files
+	echo edit >>src/f1.txt
+	echo new >src/new.txt
+	run forge-verify -q --isolated --warm -- sh -c 'echo junk >src/f2.txt && rm src/f3.txt'
+	assert_success
+	strace -f -qq -s 256 -e trace=execve -o "$SCRATCH/trace" forge-verify -q --isolated --warm -- true
+	# (The programs started, not each place PATH was searched.)
+	grep -v ' = -1 ' "$SCRATCH/trace" >"$SCRATCH/execs"
+	run grep -cE '"(init|read-tree|reset)"' "$SCRATCH/execs"
+	assert_output 0
+	run grep -c '"checkout-index"' "$SCRATCH/execs"
+	assert_output 1
+	# The snapshot's tree, built on a copy of the slot's index, is HEAD +
+	# the changes + the untracked file, as git would store it.
+	expected=$(GIT_INDEX_FILE=$SCRATCH/idx sh -c 'git read-tree HEAD && git add -A && git write-tree')
+	[ "$(last_record | jq -r .tree)" = "$expected" ]
+	# And the copy is as faithful as ever.
+	check_copy --warm
+	# A new commit: HEAD's trees are read again, once.
+	git add -A && git commit -qm more
+	strace -f -qq -s 256 -e trace=execve -o "$SCRATCH/trace" forge-verify -q --isolated --warm -- true
+	grep -v ' = -1 ' "$SCRATCH/trace" >"$SCRATCH/execs"
+	run grep -c '"reset", "--hard"' "$SCRATCH/execs"
+	assert_output 1
+	check_copy --warm
+}
+
 @test "FIFOs and links in the pool (a lock, the source file, scratch files, the saved index) never block nor are written through" {
 	run forge-verify --isolated --warm -- true
 	assert_success
 	p=$(pool)
 	printf 'keep\n' >"$SCRATCH/target"
-	rm -f "$p/1.lock" "$p/source" "$p/1.state/index" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err"
-	mkfifo "$p/1.lock" "$p/source" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err"
+	rm -f "$p/1.lock" "$p/source" "$p/1.state/index" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err" \
+		"$p/1.state/index.head" "$p/1.state/git-init"
+	mkfifo "$p/1.lock" "$p/source" "$p/1.state/scratch/changes.patch" "$p/1.state/scratch/git.err" "$p/1.state/index.head"
 	ln -s "$SCRATCH/target" "$p/1.state/index"
+	ln -s "$SCRATCH/target" "$p/1.state/git-init"
 	echo change >>README
 	run timeout 60 forge-verify --isolated --warm -- grep -q change README
 	assert_success
