@@ -88,10 +88,13 @@ teardown() {
 }
 
 @test "--sandbox: concurrent runs bring the sandbox up once and all run in it" {
+	pids=()
 	for i in 1 2 3; do
 		forge-verify --sandbox -- true >"$SCRATCH/out.$i" 2>&1 &
+		pids+=("$!")
 	done
-	wait
+	# Their PIDs: a bare wait also waits for bats's per-test timeout watchdog.
+	wait "${pids[@]}"
 	for i in 1 2 3; do
 		grep -qx 'Verdict: PASS' "$SCRATCH/out.$i" || { cat "$SCRATCH/out.$i"; false; }
 	done
