@@ -110,12 +110,24 @@ forge_bwrap_private_dirs() {
 # forge_bwrap_lock NAME: holds an exclusive lock on NAME's lifecycle (fd 8)
 # until the program exits, so two up, or up and rm, never interleave; 75
 # after 60 s. (forge-sandbox-init start closes fd 8: no sandbox holds it.)
+# The lock file goes with the sandbox (forge_bwrap_remove deletes it while
+# it holds it), so the lock taken is the one on the file that is there: a
+# waiter that got the lock of a file removed meanwhile takes the new one.
 forge_bwrap_lock() {
+	local file tries
 	forge_bwrap_state "$1"
+	file=$forge_bwrap_root/$1.lock
 	(umask 077 && mkdir -p -- "$forge_bwrap_root") || forge_die 73 "cannot create $forge_bwrap_root"
-	[ ! -L "$forge_bwrap_root/$1.lock" ] || forge_die 73 "$forge_bwrap_root/$1.lock is a symlink; refusing to use it"
-	exec 8>>"$forge_bwrap_root/$1.lock" || forge_die 73 "cannot create $forge_bwrap_root/$1.lock"
-	flock -w 60 8 || forge_die 75 "another forge-sandbox is starting or removing $1 (it holds $forge_bwrap_root/$1.lock)"
+	tries=0
+	while :; do
+		[ ! -L "$file" ] || forge_die 73 "$file is a symlink; refusing to use it"
+		exec 8>>"$file" || forge_die 73 "cannot create $file"
+		flock -w 60 8 || forge_die 75 "another forge-sandbox is starting or removing $1 (it holds $file)"
+		[ "$(stat -L -c %d:%i -- /dev/fd/8 2>/dev/null)" != "$(stat -c %d:%i -- "$file" 2>/dev/null)" ] ||
+			return 0
+		tries=$((tries + 1))
+		[ "$tries" -lt 100 ] || forge_die 75 "cannot hold the lock $file: it keeps being removed"
+	done
 }
 
 # forge_bwrap_up ROOT NAME [recreate|restart]: adopts the running namespace
@@ -130,7 +142,7 @@ forge_bwrap_up() {
 		'')
 			forge_say "adopting $2 (running)"
 			forge_sandbox_register "$2" "$1" bwrap
-			forge_sandbox_drift_check "$1" "$2"
+			forge_sandbox_drift_check "$1" "$2" bwrap
 			forge_live_drift "$2"
 			return 0
 			;;
@@ -165,6 +177,9 @@ forge_bwrap_start() {
 	forge_helper_path forge-seccomp
 	"$forge_helper" >"$forge_bwrap_dir/seccomp.bpf" || forge_die 70 "forge-seccomp failed"
 	printf '%s' "$forge_bwrap_env_names" >"$forge_bwrap_dir/env" || forge_die 73 "cannot write $forge_bwrap_dir/env"
+	# The host paths it sees, for exec's check of the current directory.
+	{ printf '%s' "$forge_plan_mounts" && { [ -z "${forge_plan_project:-}" ] || printf 'ro %s\n' "$forge_plan_project"; }; } \
+		>"$forge_bwrap_dir/mounts" || forge_die 73 "cannot write $forge_bwrap_dir/mounts"
 	# Egress first: the proxy's socket must exist for bwrap to mount it.
 	if [ "$forge_bwrap_rootfs_kind" = host ]; then
 		ca=/etc/ssl/certs/ca-certificates.crt
@@ -295,6 +310,8 @@ forge_bwrap_remove() {
 	fi
 	forge_rm_tree "$forge_bwrap_dir"
 	forge_sandbox_unregister "$1"
+	# Its lock too, while held (forge_bwrap_lock): a waiter takes a new one.
+	rm -f -- "$forge_bwrap_root/$1.lock"
 }
 
 # forge_bwrap_names: sets forge_bwrap_names to the namespace sandboxes

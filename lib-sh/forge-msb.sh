@@ -170,25 +170,31 @@ forge_msb_bound_secrets() {
 }
 
 # forge_msb_rm NAME: "msb rm --force NAME --quiet"; a missing sandbox is not
-# an error. Returns 1 (msb's message shown) when it fails. (--quiet silences
-# msb's "sandbox not found", so a failure is checked against msb ls.)
+# an error (forge_msb_absent is then 1, else empty). Returns 1 (msb's
+# message shown) when it fails. (--quiet silences msb's "sandbox not
+# found", so a failure is checked against msb ls.)
 forge_msb_rm() {
+	forge_msb_absent=
 	forge_msb_err=$("$forge_msb" rm --force "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
+	forge_msb_absent=1
 	case $forge_msb_err in
 	*'sandbox not found'*) return 0 ;;
 	esac
 	forge_msb_status "$1"
 	[ -n "$forge_msb_status" ] || return 0
+	forge_msb_absent=
 	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" | forge_printable_lines >&2
 	forge_error "could not remove sandbox $1; its volumes are left alone"
 	return 1
 }
 
 # forge_msb_volume_rm NAME: "msb volume rm NAME --quiet"; a missing volume is
-# not an error (checked against msb volume ls). Returns 1 (msb's message
-# shown) when it fails.
+# not an error (checked against msb volume ls; forge_msb_absent is then 1,
+# else empty). Returns 1 (msb's message shown) when it fails.
 forge_msb_volume_rm() {
+	forge_msb_absent=
 	forge_msb_err=$("$forge_msb" volume rm "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
+	forge_msb_absent=1
 	case $forge_msb_err in
 	*'volume not found'*) return 0 ;;
 	esac
@@ -198,6 +204,7 @@ forge_msb_volume_rm() {
 			then (if any(.[0][]; .name? == $n) then "present" else "absent" end) else "bad" end' 2>/dev/null) ||
 		forge_msb_vol=bad
 	[ "$forge_msb_vol" != absent ] || return 0
+	forge_msb_absent=
 	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" | forge_printable_lines >&2
 	forge_error "could not remove volume $1"
 	return 1
@@ -295,6 +302,7 @@ forge_sandbox_create() {
 		forge_say "creating $name from $forge_sandbox_image"
 	fi
 	forge_sandbox_register "$name" "$root"
+	forge_sandbox_register_mounts "$name" "$forge_plan_mounts"
 	forge_sandbox_record_create "$root" "$name"
 	# News once, when the mounts are decided; plan and adoption stay quiet.
 	[ -z "$forge_mounts_project_held" ] ||
@@ -425,13 +433,19 @@ $env
 # forge_sandbox_remove NAME: removes sandbox NAME, then its two named
 # volumes; a missing sandbox or volume is not an error. When the sandbox
 # cannot be removed, the volumes are left alone. Returns 1 on a failure.
+# Sets forge_sandbox_removed to what was there to remove: "sandbox",
+# "volumes" (the sandbox was gone, a volume was left) or empty (nothing).
 forge_sandbox_remove() {
 	local ok
+	forge_sandbox_removed=
 	forge_msb_rm "$1" || return 1
+	[ -n "$forge_msb_absent" ] || forge_sandbox_removed=sandbox
 	forge_sandbox_volumes "$1"
 	ok=0
 	forge_msb_volume_rm "$forge_sandbox_docker_volume" || ok=1
+	[ -n "$forge_msb_absent" ] || forge_sandbox_removed=${forge_sandbox_removed:-volumes}
 	forge_msb_volume_rm "$forge_sandbox_cache_volume" || ok=1
+	[ -n "$forge_msb_absent" ] || forge_sandbox_removed=${forge_sandbox_removed:-volumes}
 	[ "$ok" = 0 ] || return 1
 	forge_sandbox_unregister "$1"
 }

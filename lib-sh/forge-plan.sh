@@ -113,10 +113,15 @@ EOF
 	forge_plan=${forge_plan#P	}
 	forge_plan_view "$forge_plan" "${out#*'
 '}"
-	# Said now, before any msb call: msb itself fails on it at create or exec.
+	# Said now, before any msb call: msb itself fails on it at create or exec;
+	# the namespace backend's proxy reads it once, when the sandbox starts.
 	while IFS= read -r line; do
-		[ -z "$line" ] ||
-			forge_warn "secret $line: the host variable $line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails"
+		[ -n "$line" ] || continue
+		if [ "$backend" = bwrap ]; then
+			forge_warn "secret $line: the host variable $line is not set; commands in the sandbox run, but its requests to the secret's hosts carry the placeholder \$MSB_$line instead of a value (the proxy reads $line when the sandbox starts): export it, then forge-sandbox up --restart"
+		else
+			forge_warn "secret $line: the host variable $line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails (msb refuses to start or exec a sandbox whose secret's variable is unset)"
+		fi
 	done <<EOF
 $forge_plan_unset
 EOF

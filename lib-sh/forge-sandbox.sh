@@ -148,6 +148,84 @@ forge_sandbox_register() {
 	forge_warn "cannot record $1 in $forge_sandbox_registry_dir; prune will leave it alone"
 }
 
+# forge_sandbox_register_mounts NAME MOUNTS: records in NAME's registry
+# entry the host paths the sandbox sees (MOUNTS: forge_plan_mounts's "rw
+# PATH"/"ro PATH" lines), ':'-separated: msb's paths cannot hold a ':'. The
+# namespace backend keeps them in its state folder (forge_bwrap_start).
+forge_sandbox_register_mounts() {
+	local line list rest
+	list='' rest=$2'
+'
+	while [ -n "$rest" ]; do
+		line=${rest%%'
+'*}
+		rest=${rest#*'
+'}
+		[ -z "$line" ] || list=$list${list:+:}${line#r[ow] }
+	done
+	forge_sandbox_registry "$1"
+	forge_state set "$forge_sandbox_registry_file" "mounts=$list" 2>/dev/null ||
+		forge_warn "cannot record the mounts of $1 in $forge_sandbox_registry_dir"
+}
+
+# forge_sandbox_exec_check ROOT NAME CWD BACKEND: before an exec in sandbox
+# NAME of the worktree ROOT on BACKEND (bwrap: it has a state folder; msb:
+# it has not), exits 69 naming forge-sandbox up when the sandbox is not there
+# (bwrap: not running; msb: msb ls does not list it; no msb: neither, unless
+# the configuration selects msb: then msb's install hint), and 126 when the
+# physical directory CWD is outside every host path the sandbox sees (the
+# ones recorded at create; none recorded, no check): paths are identical
+# inside, so there it would run elsewhere or not at all. Sets forge_msb
+# for msb.
+forge_sandbox_exec_check() {
+	local mounts
+	forge_shell_quote "$1"
+	forge_sec_up="forge-sandbox up $forge_quoted"
+	if [ "$4" = bwrap ]; then
+		forge_bwrap_running "$2" ||
+			forge_die 69 "the namespace sandbox $2 for $1 is not running; start it with: $forge_sec_up"
+		mounts=
+		[ ! -f "$forge_bwrap_dir/mounts" ] || mounts=$(cat -- "$forge_bwrap_dir/mounts") || mounts=
+	else
+		if ! forge_msb_find; then
+			forge_require_tool jq
+			forge_config_load "$1"
+			[ "$(forge_config_get sandbox.backend)" != msb ] || forge_msb_require
+			forge_die 69 "no sandbox for $1 ($2); start it with: $forge_sec_up"
+		fi
+		forge_require_tool jq
+		forge_msb_status "$2"
+		[ -n "$forge_msb_status" ] ||
+			forge_die 69 "no sandbox for $1 ($2); start it with: $forge_sec_up"
+		forge_sandbox_registry "$2"
+		mounts=
+		[ ! -f "$forge_sandbox_registry_file" ] ||
+			mounts=$(forge_state get "$forge_sandbox_registry_file" mounts '' 2>/dev/null) || mounts=
+		mounts=$(printf '%s' "$mounts" | tr ':' '\n')
+	fi
+	[ -n "$mounts" ] || return 0
+	! forge_sandbox_sees "$3" "$mounts" ||
+		return 0
+	forge_die 126 "$3 is outside the sandbox $2: it sees the host only at its mounts (the worktree $1 and the paths forge-sandbox plan lists), at the same paths; run the command from inside one of them, or mount the directory with sandbox.mounts"
+}
+
+# forge_sandbox_sees DIR MOUNTS: true when the physical directory DIR is one
+# of MOUNTS ("rw PATH"/"ro PATH" lines, or paths, one a line) or lies in one.
+forge_sandbox_sees() {
+	local line rest
+	rest=$2'
+'
+	while [ -n "$rest" ]; do
+		line=${rest%%'
+'*}
+		rest=${rest#*'
+'}
+		line=${line#r[ow] }
+		[ -z "$line" ] || ! forge_path_within "$1" "$line" || return 0
+	done
+	return 1
+}
+
 # forge_sandbox_unregister NAME: removes NAME's registry entry.
 forge_sandbox_unregister() {
 	forge_sandbox_registry "$1"
@@ -178,13 +256,16 @@ forge_sandbox_record_safe() {
 }
 
 # forge_sandbox_record_create ROOT NAME: records what sandbox NAME is being
-# created with, the things fixed at create time: egress flags, image and
-# resources.
+# created with, the things fixed at create time: egress flags, image,
+# resources, the env names passed in and the secrets (ENV@HOST,... each;
+# names and hosts only, never a value), the last two space-separated.
 forge_sandbox_record_create() {
 	forge_clock
+	forge_sandbox_fixed_lists
 	if forge_exclude_forge_dir "$1" && forge_sandbox_record_safe "$1" "$2" create &&
 		forge_state set "$forge_sandbox_record" "egress=$forge_sandbox_egress" \
-			"image=$forge_sandbox_image" "resources=$forge_sandbox_resources" "created=$forge_ts"; then
+			"image=$forge_sandbox_image" "resources=$forge_sandbox_resources" \
+			"env=$forge_sandbox_env_list" "secrets=$forge_sandbox_secret_list" "created=$forge_ts"; then
 		return 0
 	fi
 	forge_warn "cannot record what $2 is created with in $1/.forge/sandbox/$2${forge_state_refusal:+: $forge_state_refusal}"
@@ -196,16 +277,32 @@ forge_sandbox_record_remove() {
 	rm -f -- "$forge_sandbox_record" "$forge_sandbox_record.lock"
 }
 
-# forge_sandbox_drift_check ROOT NAME: warns when the configured egress
-# flags, image or resources differ from those sandbox NAME was created with
-# (all fixed at create time), with how to apply them. Keys a record lacks
-# (an older forge wrote it) are not compared.
+# forge_sandbox_fixed_lists: sets forge_sandbox_env_list and
+# forge_sandbox_secret_list to the plan's env names and secrets
+# (forge_sandbox_env, forge_sandbox_secrets), one line each, space-separated
+# (no name or host holds a space), as the record keeps them.
+forge_sandbox_fixed_lists() {
+	forge_sandbox_env_list=$(printf '%s' "$forge_sandbox_env" | tr '\n' ' ')
+	forge_sandbox_env_list=${forge_sandbox_env_list% }
+	forge_sandbox_secret_list=$(printf '%s' "$forge_sandbox_secrets" | tr '\n' ' ')
+	forge_sandbox_secret_list=${forge_sandbox_secret_list% }
+}
+
+# forge_sandbox_drift_check ROOT NAME [BACKEND]: warns when the configured
+# egress flags, image, resources, env names or (namespace backend, BACKEND
+# bwrap) secrets differ from those sandbox NAME was created with (all fixed
+# at create time), with how to apply them. (msb's secrets are converged at
+# every up: forge_sandbox_secrets_converge.) Keys a record lacks (an older
+# forge wrote it) are not compared.
 forge_sandbox_drift_check() {
-	local disk key said was
+	local disk key keys said was
 	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
 	was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
 	said='' disk=
-	for key in egress image resources; do
+	forge_sandbox_fixed_lists
+	keys='egress image resources env'
+	[ "${3:-msb}" != bwrap ] || keys="$keys secrets"
+	for key in $keys; do
 		case $was in
 		"$key="* | *"
 $key="*) ;;
@@ -216,6 +313,8 @@ $key="*) ;;
 		egress) forge_dc_new=$forge_sandbox_egress ;;
 		image) forge_dc_new=$forge_sandbox_image ;;
 		resources) forge_dc_new=$forge_sandbox_resources ;;
+		env) forge_dc_new=$forge_sandbox_env_list ;;
+		secrets) forge_dc_new=$forge_sandbox_secret_list ;;
 		esac
 		[ "$forge_dc_old" != "$forge_dc_new" ] || continue
 		if [ -z "$said" ]; then

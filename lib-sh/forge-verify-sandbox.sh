@@ -38,6 +38,10 @@ forge_contain_begin() {
 	# for a link to /root under the reset's checkout would have the host
 	# write there). One a killed run left is removed before the next reset.
 	[ -z "${3:-}" ] || forge_contain_ephemeral=$forge_contain_name
+	# The worktree's own sandbox stays up after the run: said once when this
+	# run is what started it (below).
+	forge_contain_new=
+	[ -n "${3:-}" ] || forge_contain_running "$forge_contain_name" || forge_contain_new=1
 	# In a subshell: whatever up dies of (a missing image, a busy msb, a
 	# bwrap that fails) becomes one ERROR with exit 69 here. Its messages go
 	# to stderr, or with -q into the run's folder, shown only on failure.
@@ -60,6 +64,10 @@ forge_contain_begin() {
 	[ "$status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || forge_printable_lines <"$log" >&2
 	[ "$status" = 0 ] ||
 		forge_die 69 "no sandbox for the steps ($forge_contain_backend sandbox $forge_contain_name, exit $status); nothing was run"
+	if [ -n "$forge_contain_new" ] && [ "${forge_quiet:-0}" != 1 ]; then
+		forge_shell_quote "$dir"
+		forge_say "the sandbox $forge_contain_name for $dir is left running; forge-sandbox rm $forge_quoted removes it"
+	fi
 	if [ "$forge_contain_backend" = msb ]; then
 		forge_msb_require
 	else
@@ -68,6 +76,18 @@ forge_contain_begin() {
 	fi
 	forge_record_sandbox=$(jq -cn --arg n "$forge_contain_name" --arg b "$forge_contain_backend" \
 		'{name: $n, backend: $b}') || forge_die 70 "jq failed while recording the sandbox"
+}
+
+# forge_contain_running NAME: true when sandbox NAME is up on
+# forge_contain_backend (msb: msb ls lists it; an msb that cannot say counts
+# as not running).
+forge_contain_running() {
+	if [ "$forge_contain_backend" = bwrap ]; then
+		forge_bwrap_running "$1"
+		return
+	fi
+	forge_msb_find || return 1
+	(forge_msb_status "$1" && [ -n "$forge_msb_status" ]) >/dev/null 2>&1
 }
 
 # forge_contain_up DIR NAME SOURCE [STORES]: prepares and brings up the

@@ -436,15 +436,19 @@ teardown() {
 	assert_line "$HOME/.cache/forge/rootfs/${id#sha256:}/bin"
 }
 
-@test "a sandbox whose init died: ls says stopped, exec fails closed (127), up starts it again" {
+@test "a sandbox whose init died: ls says stopped, exec is 69 naming forge-sandbox up, forge-shell fails closed (127), up starts it again" {
 	forge-sandbox up >/dev/null
 	pid=$(init_pid)
 	kill -KILL "$pid"
 	for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
 	run forge-sandbox ls --json
 	[ "$(jq -r --arg n "$NAME" '.[] | select(.name == $n) | .status' <<<"$output")" = stopped ]
-	run in_sandbox true
-	assert_failure 127
+	# forge-sandbox exec says so and how to start it (69); forge-shell, the
+	# harness's shell, fails closed (127).
+	run --separate-stderr in_sandbox true
+	assert_failure 69
+	[[ $stderr == *"error: the namespace sandbox $NAME for $REPO is not running; start it with: forge-sandbox up $REPO"* ]]
+	FORGE_SANDBOX_CONTAINER=$NAME run -127 forge-shell -c true
 	assert_output --partial 'refusing to run on the host'
 	run --separate-stderr forge-sandbox up
 	assert_success
@@ -530,6 +534,93 @@ teardown() {
 	wait "$second"
 	[ "$(grep -c 'started' "$SCRATCH/up1" "$SCRATCH/up2" | awk -F: '{ n += $2 } END { print n }')" = 1 ]
 	[ "$(grep -c 'adopting' "$SCRATCH/up1" "$SCRATCH/up2" | awk -F: '{ n += $2 } END { print n }')" = 1 ]
+	run in_sandbox true
+	assert_success
+}
+
+@test "exec without a sandbox: forge's own message naming forge-sandbox up, 69 (with msb on PATH or not); nothing runs" {
+	for msb in /nonexistent/msb ''; do
+		if [ -n "$msb" ]; then export FORGE_MSB=$msb; else unset FORGE_MSB; fi
+		run --separate-stderr in_sandbox touch "$REPO/ran"
+		assert_failure 69
+		[[ $stderr == "forge-sandbox: error: no sandbox for $REPO ($NAME); start it with: forge-sandbox up $REPO" ]]
+	done
+	[ ! -e "$REPO/ran" ]
+}
+
+@test "rm of a worktree that never had a sandbox: says there is none, exit 0 (msb absent too); rm after up says removed" {
+	FORGE_MSB=/nonexistent/msb run --separate-stderr forge-sandbox rm
+	assert_success
+	[ "$stderr" = "forge-sandbox: no sandbox for $REPO ($NAME); nothing to remove" ]
+	run --separate-stderr forge-sandbox rm "$REPO"
+	assert_success
+	[ "$stderr" = "forge-sandbox: no sandbox for $REPO ($NAME); nothing to remove" ]
+	forge-sandbox up >/dev/null 2>&1
+	run --separate-stderr forge-sandbox rm
+	assert_success
+	[ "$stderr" = "forge-sandbox: removed $NAME" ]
+	[ ! -e "$STATE" ]
+}
+
+@test "exec from a directory the sandbox does not see (outside its mounts): 126 naming it, nothing runs; in a mount it runs" {
+	forge-sandbox up >/dev/null 2>&1
+	mkdir -p "$SCRATCH/outside"
+	for dir in "$SCRATCH/outside" "$SCRATCH" /; do
+		cd "$dir"
+		run --separate-stderr forge-sandbox exec "$REPO" -- touch "$REPO/ran"
+		assert_failure 126
+		[[ $stderr == "forge-sandbox: error: $dir is outside the sandbox $NAME: it sees the host only at its mounts (the worktree $REPO and "* ]]
+	done
+	[ ! -e "$REPO/ran" ]
+	cd "$REPO/.git/objects"
+	run forge-sandbox exec "$REPO" -- pwd
+	assert_success
+	assert_output "$REPO/.git/objects"
+	cd "$TMPDIR/opencode"
+	run forge-sandbox exec "$REPO" -- pwd
+	assert_output "$TMPDIR/opencode"
+}
+
+@test "up adopting a running sandbox whose sandbox.network.env list changed: warned as drift, as for the allow-list; the same list is silent" {
+	export FORGE_T_A=a FORGE_T_B=b
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"env": ["FORGE_T_A"]}}}'
+	forge-sandbox up >/dev/null 2>&1
+	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" env)" = FORGE_T_A ]
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *differs* ]]
+	user_config '{"sandbox": {"backend": "bwrap", "bwrap": {"rootfs": "host"}, "network": {"env": ["FORGE_T_A", "FORGE_T_B"]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"warning: $NAME differs from the configuration in what is fixed when a sandbox is created"*"forge-sandbox up --recreate"* ]]
+	[[ $stderr == *'env: created with: FORGE_T_A'*'env: configured:   FORGE_T_A FORGE_T_B'* ]]
+	# Not passed in until it is recreated, as the warning says.
+	run in_sandbox printenv FORGE_T_B
+	assert_failure 1
+	forge-sandbox up --recreate >/dev/null 2>&1
+	run in_sandbox printenv FORGE_T_B
+	assert_output b
+	run --separate-stderr forge-sandbox up
+	[[ $stderr != *differs* ]]
+}
+
+@test "the lifecycle lock goes with the sandbox: up/rm cycles leave nothing in the state folder" {
+	forge-sandbox rm >/dev/null 2>&1
+	for _ in 1 2 3; do
+		forge-sandbox up >/dev/null 2>&1
+		[ -e "$XDG_STATE_HOME/forge/bwrap/$NAME.lock" ]
+		forge-sandbox rm >/dev/null 2>&1
+		run find "$XDG_STATE_HOME" -mindepth 3
+		assert_output ''
+	done
+	# rm waits for an up in progress (the lock), then the new file is the lock.
+	forge-sandbox up >/dev/null 2>&1 &
+	up=$!
+	forge-sandbox rm >/dev/null 2>&1 &
+	rm=$!
+	wait "$up"
+	wait "$rm"
+	forge-sandbox up >/dev/null 2>&1
 	run in_sandbox true
 	assert_success
 }

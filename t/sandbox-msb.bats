@@ -400,8 +400,8 @@ conforms() {
 	[[ $volumes == *"$n-docker-data"* && $volumes == *"$n-cache-data"* ]]
 }
 
-@test "exec (real msb): msb's error and exit status pass through for a sandbox that does not exist" {
+@test "exec (real msb): a sandbox that does not exist is forge's own 69 naming forge-sandbox up, not msb's bare 'sandbox not found' (exit 1)" {
 	run --separate-stderr forge-sandbox exec -- true
-	assert_failure 1
-	[[ $stderr == *"sandbox not found: $(expected_name "$REPO")"* ]]
+	assert_failure 69
+	[ "$stderr" = "forge-sandbox: error: no sandbox for $REPO ($(expected_name "$REPO")); start it with: forge-sandbox up $REPO" ]
 }

@@ -258,3 +258,39 @@ net_pids() { cat -- "$@" 2>/dev/null || :; }
 	TOKEN_X=s3cr3t-value run in_sandbox printenv TOKEN_X
 	assert_output '$MSB_TOKEN_X'
 }
+
+@test "secrets: a host variable unset at up: the warning says what happens on this backend (commands run, the placeholder goes out), and that is what happens; up --restart with it set fixes it" {
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	unset TOKEN_X
+	FORGE_SECRETS_UPSTREAM_CA=$NET/ca.pem run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr == *'warning: secret TOKEN_X: the host variable TOKEN_X is not set; commands in the sandbox run, but its requests to the secret'"'"'s hosts carry the placeholder $MSB_TOKEN_X instead of a value'*'export it, then forge-sandbox up --restart'* ]]
+	[[ $stderr != *'every command in the sandbox fails'* ]]
+	run in_sandbox true
+	assert_success
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/unset
+	assert_success
+	run grep -F ' path=/unset ' "$NET/public-tls.log"
+	assert_output '198.51.100.10 host=api.public.test path=/unset auth=Bearer $MSB_TOKEN_X'
+	# Exported later: the running proxy still has none; up --restart reads it.
+	export TOKEN_X=s3cr3t-late
+	FORGE_SECRETS_UPSTREAM_CA=$NET/ca.pem run in_s sh -c 'cd "$1" && exec forge-sandbox up --restart' sh "$REPO"
+	assert_success
+	run in_sandbox curl -sS --max-time 20 -H 'Authorization: Bearer $MSB_TOKEN_X' https://api.public.test/late
+	run grep -F ' path=/late ' "$NET/public-tls.log"
+	assert_output '198.51.100.10 host=api.public.test path=/late auth=Bearer s3cr3t-late'
+}
+
+@test "secrets on the namespace backend are fixed at create: adopting with other secret hosts warns as drift" {
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test"]}]}'
+	TOKEN_X=v run --separate-stderr up_in_s
+	assert_success
+	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" secrets)" = TOKEN_X@api.public.test ]
+	TOKEN_X=v run --separate-stderr up_in_s
+	[[ $stderr != *differs* ]]
+	net_config '{"allow": ["www.public.test"], "secrets": [{"env": "TOKEN_X", "hosts": ["api.public.test", "www.public.test"]}]}'
+	TOKEN_X=v run --separate-stderr up_in_s
+	assert_success
+	[[ $stderr == *"warning: $NAME differs from the configuration in what is fixed when a sandbox is created"* ]]
+	[[ $stderr == *'secrets: created with: TOKEN_X@api.public.test'*'secrets: configured:   TOKEN_X@api.public.test,www.public.test'* ]]
+}

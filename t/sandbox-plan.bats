@@ -852,6 +852,39 @@ git_mounts() {
 	done
 }
 
+# twice_mounted: the mount destinations the array plan names more than once
+# (bwrap's --bind/--ro-bind SRC DEST, msb's -v SRC:DEST[:ro]), and every
+# argument with a '//' in it; /etc/resolv.conf is bwrap's on purpose (the
+# sandbox's own over the host's).
+twice_mounted() {
+	local i
+	for ((i = 0; i < ${#plan[@]}; i++)); do
+		[[ ${plan[i]} != *//* ]] || printf 'joined: %s\n' "${plan[i]}"
+		case ${plan[i]} in
+		--bind | --ro-bind) [ "${plan[i + 2]}" = /etc/resolv.conf ] || printf '%s\n' "${plan[i + 2]}" ;;
+		-v) printf '%s\n' "${plan[i + 1]}" | cut -d: -f2 ;;
+		esac
+	done | LC_ALL=C sort | uniq -d
+}
+
+@test "plan mounts each git dir once, however DIR is spelled (trailing slashes, a linked worktree, a submodule): no path joined with '//'" {
+	printf '{"sandbox": {"bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
+	git worktree add -q "$SCRATCH/linked"
+	make_repo "$SCRATCH/sub-src"
+	git -c protocol.file.allow=always submodule add -q "$SCRATCH/sub-src" sub 2>/dev/null
+	git commit -qm sub
+	for dir in "$REPO" "$REPO/" "$REPO//" "$REPO/." "$SCRATCH/linked/" "$REPO/sub"; do
+		for backend in bwrap msb; do
+			plan_argv --backend "$backend" "$dir"
+			run twice_mounted
+			assert_output ''
+		done
+	done
+	plan_argv --backend bwrap "$REPO/"
+	run grep -c -x -F -- "$REPO/.git" < <(printf '%s\n' "${plan[@]}")
+	assert_output 2
+}
+
 @test "the git dirs: bwrap's plan mounts the common dir's root read-only, objects, refs, logs and the worktree's git dir read-write on top; msb's, which cannot nest, read-write" {
 	printf '{"sandbox": {"backend": "msb", "bwrap": {"rootfs": "host"}}}\n' >"$XDG_CONFIG_HOME/forge/config.json"
 	git worktree add -q "$SCRATCH/linked"

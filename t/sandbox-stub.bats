@@ -409,6 +409,7 @@ prep() { printf '%s\n' "exec --quiet $NAME --no-tty -- sudo -n sh -c chown agent
 	assert_success
 	run forge-sandbox plan --json
 	assert_success
+	ls_says Running
 	run forge-sandbox exec -- true
 	assert_success
 	run grep -rl -e SUPERSECRET -e ENVVALUE "$STUB_DIR" "$REPO/.forge" "$XDG_STATE_HOME"
@@ -485,6 +486,7 @@ EOF
 }
 
 @test "exec (stub): msb exec --quiet NAME --no-tty -w <physical cwd> -- COMMAND..., arguments verbatim, status passed through" {
+	ls_says Running
 	mkdir -p "$REPO/sub dir"
 	ln -s "$REPO/sub dir" "$SCRATCH/link"
 	cd "$SCRATCH/link"
@@ -492,7 +494,7 @@ EOF
 	assert_success
 	assert_output "[a b][\$(touch pwned)][*][][c'd][--help]"
 	[ ! -e pwned ]
-	stub_call 1
+	stub_call 2
 	expected=(exec --quiet "$NAME" --no-tty -w "$REPO/sub dir" -- printf '[%s]' 'a b' '$(touch pwned)' '*' '' "c'd" --help)
 	[ "${argv[*]}" = "${expected[*]}" ]
 	[ "${#argv[@]}" -eq "${#expected[@]}" ]
@@ -510,10 +512,87 @@ EOF
 	run forge-sandbox exec "$REPO" -- true
 	assert_success
 	run stub_calls
-	assert_output "exec --quiet $NAME --no-tty -w $SCRATCH -- true"
+	assert_output "$(printf '%s\n' 'ls --format json' "exec --quiet $NAME --no-tty -w $SCRATCH -- true")"
+}
+
+@test "exec (stub) without a sandbox: forge's own message naming forge-sandbox up, 69, never msb's bare 'sandbox not found'; msb exec not called" {
+	printf 'error: sandbox not found: %s\n' "$NAME" >"$STUB_DIR/exec.err"
+	echo 1 >"$STUB_DIR/exec.rc"
+	run --separate-stderr forge-sandbox exec -- touch "$REPO/ran"
+	assert_failure 69
+	[ "$stderr" = "forge-sandbox: error: no sandbox for $REPO ($NAME); start it with: forge-sandbox up $REPO" ]
+	[ ! -e "$REPO/ran" ]
+	run stub_calls
+	assert_output 'ls --format json'
+	# A stopped one is there (msb starts it in place).
+	rm "$STUB_DIR/exec.err" "$STUB_DIR/exec.rc"
+	ls_says Stopped
+	run forge-sandbox exec -- true
+	assert_success
+}
+
+@test "exec (stub) from a directory outside the sandbox's mounts (recorded at create): 126 naming it, msb exec not called" {
+	forge-sandbox up >/dev/null 2>&1
+	[ "$(forge-state get "$XDG_STATE_HOME/forge/sandboxes/$NAME" mounts)" = "$REPO:$REPO/.git/hooks:$REPO/.forge:$TMPDIR/opencode" ]
+	ls_says Running
+	rm "$STUB_DIR/calls"
+	mkdir -p "$SCRATCH/outside"
+	cd "$SCRATCH/outside"
+	run --separate-stderr forge-sandbox exec "$REPO" -- true
+	assert_failure 126
+	[[ $stderr == "forge-sandbox: error: $SCRATCH/outside is outside the sandbox $NAME: it sees the host only at its mounts (the worktree $REPO and "* ]]
+	run stub_calls
+	assert_output 'ls --format json'
+	cd "$TMPDIR/opencode"
+	run forge-sandbox exec "$REPO" -- pwd
+	assert_output "$TMPDIR/opencode"
+}
+
+@test "rm (stub) of a worktree that never had a sandbox: says there is none, exit 0; one that had: removed" {
+	echo 1 >"$STUB_DIR/rm.rc"
+	echo 1 >"$STUB_DIR/volume-rm.rc"
+	run --separate-stderr forge-sandbox rm
+	assert_success
+	[ "$stderr" = "forge-sandbox: no sandbox for $REPO ($NAME); nothing to remove" ]
+	# Only its volumes were left: said so.
+	printf '[{"name": "%s-cache-data"}]\n' "$NAME" >"$STUB_DIR/volume-ls.out"
+	echo 0 >"$STUB_DIR/volume-rm.4.rc"
+	run --separate-stderr forge-sandbox rm
+	assert_success
+	[ "$stderr" = "forge-sandbox: no sandbox $NAME for $REPO; removed the volumes it left" ]
+	rm "$STUB_DIR/rm.rc" "$STUB_DIR/volume-rm.rc" "$STUB_DIR/volume-ls.out"
+	run --separate-stderr forge-sandbox rm
+	assert_success
+	[ "$stderr" = "forge-sandbox: removed $NAME" ]
+}
+
+@test "up (stub): a changed sandbox.network.env list is drift (fixed at create), warned as for the allow-list" {
+	export FORGE_T_A=a FORGE_T_B=b
+	write_config '{"sandbox": {"network": {"env": ["FORGE_T_A"]}}}'
+	run forge-sandbox up
+	assert_success
+	[ "$(forge-state get "$REPO/.forge/sandbox/$NAME" env)" = FORGE_T_A ]
+	ls_says Running
+	run --separate-stderr forge-sandbox up
+	[[ $stderr != *differs* ]]
+	write_config '{"sandbox": {"network": {"env": ["FORGE_T_B", "FORGE_T_A"]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr == *"warning: $NAME differs from the configuration in what is fixed when a sandbox is created"* ]]
+	[[ $stderr == *'env: created with: FORGE_T_A'*'env: configured:   FORGE_T_B FORGE_T_A'* ]]
+	# msb's secrets are converged at up (msb modify), not drift (their
+	# hosts join the allow-list, which is).
+	export TOKEN=x
+	write_config '{"sandbox": {"network": {"env": ["FORGE_T_A"], "secrets": [{"env": "TOKEN", "hosts": ["api.example.com"]}]}}}'
+	run --separate-stderr forge-sandbox up
+	assert_success
+	[[ $stderr != *'env:'* ]]
+	[[ $stderr != *'secrets:'* ]]
+	[[ $stderr == *'new secrets (TOKEN) are bound to'* ]]
 }
 
 @test "exec (stub) runs under dash and busybox sh" {
+	ls_says Running
 	for shell in dash 'busybox sh'; do
 		command -v "${shell%% *}" >/dev/null || { [ "${CI:-}" != true ] || fail "$shell missing"; continue; }
 		run $shell "$abs_top_builddir/bin/forge-sandbox" exec -- sh -c 'echo "$1"; exit 5' _ 'x y'

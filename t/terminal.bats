@@ -156,6 +156,8 @@ prompt_steps() {
 @test "msb (stub): exec -t and shell use msb's -t exec; forge-shell on a terminal too" {
 	select_msb_backend
 	use_stub
+	# msb ls lists it (forge-sandbox exec asks first).
+	printf '[{"name":"%s","status":"Running"}]\n' "$NAME" >"$STUB_DIR/ls.out"
 	mkdir -p "$REPO/sub"
 	cd "$REPO/sub"
 	run forge-sandbox exec -t -- true </dev/null
@@ -164,8 +166,8 @@ prompt_steps() {
 	run forge-sandbox shell </dev/null
 	assert_success
 	run stub_calls
-	assert_line --index 0 "exec --quiet $NAME -t -w $REPO/sub -- true"
-	assert_line --index 1 "exec --quiet $NAME -t -w $REPO/sub -- bash -l"
+	assert_line --index 1 "exec --quiet $NAME -t -w $REPO/sub -- true"
+	assert_line --index 3 "exec --quiet $NAME -t -w $REPO/sub -- bash -l"
 	# forge-shell: -t only with a terminal on stdin and stdout.
 	rm "$STUB_DIR/calls"
 	export FORGE_SANDBOX_CONTAINER=$NAME FORGE_SANDBOX_BACKEND=msb

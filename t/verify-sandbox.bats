@@ -41,6 +41,43 @@ teardown() {
 	[ "$(printf '%s' "$output" | jq -c .sandbox)" = null ]
 }
 
+@test "--sandbox: a sandbox the run started is said to be left running, once, with the command that removes it; not when it was up, not with -q, not for --isolated" {
+	note="forge-verify: the sandbox $NAME for $REPO is left running; forge-sandbox rm $REPO removes it"
+	run --separate-stderr forge-verify --sandbox -- true
+	assert_success
+	[[ $stderr == *"$note"* ]]
+	run grep -c -F -- 'is left running' <<<"$stderr"
+	assert_output 1
+	run forge-sandbox exec -- true
+	assert_success
+	# Already up: adopted, nothing to say.
+	run --separate-stderr forge-verify --sandbox -- true
+	assert_success
+	[[ $stderr != *'left running'* ]]
+	# -q prints only the verdict.
+	forge-sandbox rm >/dev/null 2>&1
+	run --separate-stderr forge-verify -q --sandbox -- true
+	assert_success
+	[ "$stderr" = '' ]
+	forge-sandbox rm >/dev/null 2>&1
+	# A copy's sandbox is removed with the run: nothing is left running.
+	run --separate-stderr forge-verify --isolated --sandbox -- true
+	assert_success
+	[[ $stderr != *'left running'* ]]
+}
+
+@test "--isolated --sandbox: each cold run's ephemeral sandbox takes its lock and state along; the state folder does not grow" {
+	forge-verify --isolated --sandbox -- true >/dev/null 2>&1
+	before=$(find "$XDG_STATE_HOME" | LC_ALL=C sort)
+	for _ in 1 2 3; do
+		run forge-verify --isolated --sandbox -- true
+		assert_success
+	done
+	[ "$(find "$XDG_STATE_HOME" | LC_ALL=C sort)" = "$before" ]
+	run find "$XDG_STATE_HOME" -name '*.lock'
+	assert_output ''
+}
+
 @test "--sandbox adopts the sandbox forge-sandbox up started (its /tmp is the step's)" {
 	forge-sandbox up >/dev/null 2>&1
 	forge-sandbox exec -- sh -c 'echo from-up >/tmp/mark'
