@@ -153,16 +153,13 @@ forge_sandbox_register() {
 # PATH"/"ro PATH" lines), ':'-separated: msb's paths cannot hold a ':'. The
 # namespace backend keeps them in its state folder (forge_bwrap_start).
 forge_sandbox_register_mounts() {
-	local line list rest
-	list='' rest=$2'
-'
-	while [ -n "$rest" ]; do
-		line=${rest%%'
-'*}
-		rest=${rest#*'
-'}
+	local line list
+	list=
+	while IFS= read -r line; do
 		[ -z "$line" ] || list=$list${list:+:}${line#r[ow] }
-	done
+	done <<EOF
+$2
+EOF
 	forge_sandbox_registry "$1"
 	forge_state set "$forge_sandbox_registry_file" "mounts=$list" 2>/dev/null ||
 		forge_warn "cannot record the mounts of $1 in $forge_sandbox_registry_dir"
@@ -212,17 +209,13 @@ forge_sandbox_exec_check() {
 # forge_sandbox_sees DIR MOUNTS: true when the physical directory DIR is one
 # of MOUNTS ("rw PATH"/"ro PATH" lines, or paths, one a line) or lies in one.
 forge_sandbox_sees() {
-	local line rest
-	rest=$2'
-'
-	while [ -n "$rest" ]; do
-		line=${rest%%'
-'*}
-		rest=${rest#*'
-'}
+	local line
+	while IFS= read -r line; do
 		line=${line#r[ow] }
 		[ -z "$line" ] || ! forge_path_within "$1" "$line" || return 0
-	done
+	done <<EOF
+$2
+EOF
 	return 1
 }
 
