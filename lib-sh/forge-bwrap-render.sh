@@ -242,7 +242,7 @@ forge_bwrap_render() {
 	forge_bwrap_add --setenv HOME "$forge_bwrap_home" --setenv USER agent --setenv LOGNAME agent \
 		--setenv XDG_CACHE_HOME "$forge_bwrap_home/.cache" --setenv TMPDIR /tmp \
 		--setenv FORGE_SANDBOX_BACKEND bwrap
-	# The network (forge-net.sh): what the sandbox must see of it at start.
+	# The network (forge-net-bwrap.sh): what the sandbox must see of it at start.
 	forge_net_mode "$forge_sandbox_egress_mode" "$forge_sandbox_secrets"
 	forge_bwrap_netmode=$forge_net_mode
 	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"

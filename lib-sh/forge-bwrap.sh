@@ -3,7 +3,8 @@
 # lifecycle, a long-lived bwrap with forge-sandbox-init as PID 1 serving
 # exec requests on a unix socket in the state folder. Its renderer (the plan
 # as a bwrap argv) is forge-bwrap-render.sh, its limits forge-cgroup.sh, its
-# network forge-net.sh, its image's root filesystem forge-image.sh.
+# network forge-net-bwrap.sh and forge-net.sh, its image's root filesystem
+# forge-image.sh.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=sh
 # shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
@@ -209,7 +210,7 @@ forge_bwrap_start() {
 '}
 	done
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
-	# fd 6: the proxy variables with a token (forge-net.sh), else empty.
+	# fd 6: the proxy variables with a token (forge-net-bwrap.sh), else empty.
 	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
