@@ -87,9 +87,10 @@ forge_record_jq() {
 
 # forge_record_sh SOURCES VERDICT ...: the same as forge_record_jq, by the
 # shell alone, when every string is plain (forge_json_plain), every number a
-# plain whole number, and no sandbox or reuse object is given; returns 1,
-# having set nothing, otherwise (or when a record retention reads is not of
-# the shape forge writes), and forge_record_jq does it.
+# plain whole number, and no sandbox or reuse object is given; returns 1
+# otherwise (or when a record retention reads is not of the shape forge
+# writes), having set forge_record_json to nothing new, and forge_record_jq
+# does it.
 forge_record_sh() {
 	local argc argv change head i id isolated k n reason sources steps tree v verdict
 	sources=$1
