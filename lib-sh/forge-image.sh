@@ -23,28 +23,28 @@
 # The lock is per user: ${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/forge-build-image-<uid>.lock;
 # the tar is written under ${TMPDIR:-/tmp}. msb is $FORGE_MSB, else msb on PATH.
 forge_image_build() {
-	local ref_set ctx_set why rc
-	forge_image_ref='' ref_set='' forge_image_ctx='' ctx_set=''
+	local ref_set ctx_set why rc ref ctx msb
+	ref='' ref_set='' ctx='' ctx_set=''
 	while [ "$#" -gt 0 ]; do
 		case $1 in
 		--tag | --context)
 			[ "$#" -ge 2 ] || forge_usage_error "option '$1' needs an argument"
 			case $1 in
-			--tag) forge_image_ref=$2 ref_set=1 ;;
-			*) forge_image_ctx=$2 ctx_set=1 ;;
+			--tag) ref=$2 ref_set=1 ;;
+			*) ctx=$2 ctx_set=1 ;;
 			esac
 			shift
 			;;
-		--tag=*) forge_image_ref=${1#*=} ref_set=1 ;;
-		--context=*) forge_image_ctx=${1#*=} ctx_set=1 ;;
+		--tag=*) ref=${1#*=} ref_set=1 ;;
+		--context=*) ctx=${1#*=} ctx_set=1 ;;
 		*) forge_usage_error "build-image: unknown argument '$1'" ;;
 		esac
 		shift
 	done
 
 	if [ -n "$ref_set" ]; then
-		forge_image_ref_valid "$forge_image_ref" ||
-			forge_usage_error "invalid image reference '$forge_image_ref'"
+		forge_image_ref_valid "$ref" ||
+			forge_usage_error "invalid image reference '$ref'"
 	else
 		if [ -z "${forge_config:-}" ]; then
 			forge_require_tool jq
@@ -54,22 +54,22 @@ forge_image_build() {
 			fi
 			forge_config_load "${forge_root:-}"
 		fi
-		forge_image_ref=$(forge_config_get sandbox.image)
-		forge_image_ref_valid "$forge_image_ref" ||
-			forge_die 65 "sandbox.image: invalid image reference '$forge_image_ref'"
+		ref=$(forge_config_get sandbox.image)
+		forge_image_ref_valid "$ref" ||
+			forge_die 65 "sandbox.image: invalid image reference '$ref'"
 	fi
 
 	if [ -n "$ctx_set" ]; then
-		[ -d "$forge_image_ctx" ] || forge_usage_error "--context $forge_image_ctx: no such folder"
-		[ -f "$forge_image_ctx/Dockerfile" ] ||
-			forge_usage_error "--context $forge_image_ctx: no Dockerfile in it"
+		[ -d "$ctx" ] || forge_usage_error "--context $ctx: no such folder"
+		[ -f "$ctx/Dockerfile" ] ||
+			forge_usage_error "--context $ctx: no Dockerfile in it"
 	else
-		forge_image_ctx=$(forge_pkgdatadir)/container
-		[ -f "$forge_image_ctx/Dockerfile" ] ||
-			forge_die 69 "no Dockerfile in $forge_image_ctx: forge's container files are not installed"
+		ctx=$(forge_pkgdatadir)/container
+		[ -f "$ctx/Dockerfile" ] ||
+			forge_die 69 "no Dockerfile in $ctx: forge's container files are not installed"
 	fi
 	# docker must not take the folder for an option.
-	case $forge_image_ctx in -*) forge_image_ctx=./$forge_image_ctx ;; esac
+	case $ctx in -*) ctx=./$ctx ;; esac
 
 	forge_require_tool docker flock
 	# Found as every msb is (forge_msb_find: $FORGE_MSB, else on PATH).
@@ -78,21 +78,23 @@ forge_image_build() {
 			forge_die 69 "msb not found: FORGE_MSB=$FORGE_MSB is not an absolute path to an executable"
 		forge_die 69 "required program 'msb' not found on PATH (install microsandbox, or set FORGE_MSB)"
 	fi
-	forge_image_msb=$forge_msb
+	msb=$forge_msb
 	if ! why=$(docker info 2>&1 >/dev/null); then
 		why=$(printf '%s\n' "$why" | grep -v '^[[:space:]]*$' | tail -n 1)
 		forge_die 69 "the Docker daemon is not answering (${why:-docker info failed}); start it first (systemctl start docker, or forge-dockerd-start as root)"
 	fi
 
 	rc=0
-	(forge_image_run) || rc=$?
+	(forge_image_run "$ref" "$ctx" "$msb") || rc=$?
 	return "$rc"
 }
 
-# forge_image_run: the build proper; runs in a subshell (its traps and
-# `exit`s stay there). Uses the forge_image_* settings of forge_image_build.
+# forge_image_run REF CONTEXT MSB: the build proper (REF built from the
+# folder CONTEXT, loaded with the msb program MSB); runs in a subshell (its
+# traps and `exit`s stay there).
 forge_image_run() {
-	local lock rc tar
+	local lock rc tar ref ctx msb log
+	ref=$1 ctx=$2 msb=$3
 	forge_image_tmp='' forge_image_child='' forge_image_ticker='' forge_image_follower=''
 	trap 'forge_image_cleanup' EXIT
 	trap 'forge_image_interrupted 1' HUP
@@ -108,7 +110,7 @@ forge_image_run() {
 
 	forge_image_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-build-image.XXXXXX") ||
 		forge_die 73 "cannot create a temporary folder in ${TMPDIR:-/tmp}"
-	forge_image_log=$forge_image_tmp/docker-build.log
+	log=$forge_image_tmp/docker-build.log
 	tar=$forge_image_tmp/image.tar
 	forge_image_start=$(date +%s)
 	# The updating line needs a terminal that knows "erase to end of line".
@@ -125,36 +127,36 @@ forge_image_run() {
 	# docker build, its output through a FIFO to the follower (which keeps
 	# the log and reports the steps), so that docker runs in the background
 	# and a signal interrupts the wait at once.
-	forge_image_phase "docker build -t $forge_image_ref $forge_image_ctx"
+	forge_image_phase "docker build -t $ref $ctx"
 	mkfifo "$forge_image_tmp/out" || forge_die 73 "cannot create a FIFO in $forge_image_tmp"
-	forge_image_follow <"$forge_image_tmp/out" 9>&- &
+	forge_image_follow "$log" <"$forge_image_tmp/out" 9>&- &
 	forge_image_follower=$!
-	BUILDKIT_PROGRESS=plain docker build -t "$forge_image_ref" "$forge_image_ctx" \
+	BUILDKIT_PROGRESS=plain docker build -t "$ref" "$ctx" \
 		</dev/null >"$forge_image_tmp/out" 2>&1 9>&- &
 	forge_image_wait
 	rc=$forge_image_waited
 	wait "$forge_image_follower" || :
 	forge_image_follower=
 	[ "$rc" -eq 0 ] ||
-		forge_image_fail "docker build failed (exit $rc)" "$forge_image_log"
+		forge_image_fail "docker build failed (exit $rc)" "$log"
 
-	forge_image_phase "docker save $forge_image_ref"
-	docker save "$forge_image_ref" -o "$tar" \
+	forge_image_phase "docker save $ref"
+	docker save "$ref" -o "$tar" \
 		</dev/null >"$forge_image_tmp/save.log" 2>&1 9>&- &
 	forge_image_wait
 	[ "$forge_image_waited" -eq 0 ] ||
 		forge_image_fail "docker save failed (exit $forge_image_waited)" "$forge_image_tmp/save.log"
 
-	forge_image_phase "msb load --tag $forge_image_ref"
-	"$forge_image_msb" load --input "$tar" --tag "$forge_image_ref" --quiet \
+	forge_image_phase "msb load --tag $ref"
+	"$msb" load --input "$tar" --tag "$ref" --quiet \
 		</dev/null >"$forge_image_tmp/load.log" 2>&1 9>&- &
 	forge_image_wait
 	[ "$forge_image_waited" -eq 0 ] ||
 		forge_image_fail "msb load failed (exit $forge_image_waited)" "$forge_image_tmp/load.log"
 
 	forge_image_ticker_stop
-	forge_say "built $forge_image_ref and loaded it into msb in $(forge_image_elapsed)"
-	printf '%s\n' "$forge_image_ref"
+	forge_say "built $ref and loaded it into msb in $(forge_image_elapsed)"
+	printf '%s\n' "$ref"
 }
 
 # forge_image_wait: waits for the last background command (forge_image_child
@@ -166,14 +168,14 @@ forge_image_wait() {
 	forge_image_child=
 }
 
-# forge_image_follow: reads Docker's output on stdin, keeps all of it in
-# forge_image_log and reports each new step: BuildKit's plain progress
+# forge_image_follow LOG: reads Docker's output on stdin, keeps all of it in
+# LOG and reports each new step: BuildKit's plain progress
 # ("#5 [2/7] RUN ...", the first line of each vertex) or the legacy builder's
 # "Step 2/7 : RUN ...", as "[2/7] RUN ...". (A shell loop, not awk: mawk
 # reads a pipe in blocks and would report the steps late.)
 forge_image_follow() {
 	local seen last line vertex step
-	exec 3>"$forge_image_log"
+	exec 3>"$1"
 	seen=' ' last='' line=''
 	while IFS= read -r line || [ -n "$line" ]; do
 		printf '%s\n' "$line" >&3
