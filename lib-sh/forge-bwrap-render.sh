@@ -156,7 +156,7 @@ $e
 # rootfs image), forge_bwrap_env_names and forge_bwrap_netmode (none: only
 # lo; restricted or open: what forge-net.sh is to start).
 forge_bwrap_render() {
-	local common dests env line path rest
+	local common dests env line path rest mounted
 	forge_plan_view "$3"
 	forge_bwrap_state "$2"
 	forge_bwrap_owner "$1"
@@ -207,7 +207,7 @@ forge_bwrap_render() {
 	# plan, at identical paths, in its order (read-only inside read-write).
 	[ -z "$forge_plan_project" ] ||
 		forge_bwrap_add --ro-bind "$forge_plan_project" "$forge_plan_project"
-	rest=$forge_plan_mounts forge_br_done=
+	rest=$forge_plan_mounts mounted=
 	while [ -n "$rest" ]; do
 		line=${rest%%'
 '*}
@@ -215,12 +215,12 @@ forge_bwrap_render() {
 '}
 		path=${line#* }
 		if [ "${line%% *}" = ro ]; then
-			forge_bwrap_pin_parents "$path" "$forge_br_done"
+			forge_bwrap_pin_parents "$path" "$mounted"
 			forge_bwrap_add --ro-bind "$path" "$path"
 		else
 			forge_bwrap_add --bind "$path" "$path"
 		fi
-		forge_br_done=$forge_br_done$line'
+		mounted=$mounted$line'
 '
 	done
 	# Beyond msb: what makes the host's git run code, read-only (below).

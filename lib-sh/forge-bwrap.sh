@@ -71,15 +71,15 @@ forge_bwrap_as_owner() {
 # forge_bwrap_running NAME: true when NAME's PID-namespace init runs; sets
 # forge_bwrap_pid to it (the pid and start time recorded at up must match).
 forge_bwrap_running() {
-	local start
+	local start pid
 	forge_bwrap_state "$1"
 	forge_bwrap_pid=
 	[ -f "$forge_bwrap_dir/pid" ] || return 1
-	read -r forge_brn_pid start <"$forge_bwrap_dir/pid" 2>/dev/null || return 1
-	forge_is_uint "$forge_brn_pid" || return 1
-	forge_proc_start "$forge_brn_pid"
+	read -r pid start <"$forge_bwrap_dir/pid" 2>/dev/null || return 1
+	forge_is_uint "$pid" || return 1
+	forge_proc_start "$pid"
 	[ -n "$forge_proc_start" ] && [ "$forge_proc_start" = "$start" ] || return 1
-	forge_bwrap_pid=$forge_brn_pid
+	forge_bwrap_pid=$pid
 }
 
 # forge_bwrap_private_dirs: creates the state folder (owner-only) and the
@@ -318,11 +318,12 @@ forge_bwrap_remove() {
 # forge_bwrap_names: sets forge_bwrap_names to the namespace sandboxes
 # (those with a state folder), one per line.
 forge_bwrap_names() {
+	local entry
 	forge_bwrap_state x
 	forge_bwrap_names=
-	for forge_bn in "$forge_bwrap_root"/forge-*; do
-		forge_is_real_dir "$forge_bn" || continue
-		forge_bwrap_names=$forge_bwrap_names${forge_bn##*/}'
+	for entry in "$forge_bwrap_root"/forge-*; do
+		forge_is_real_dir "$entry" || continue
+		forge_bwrap_names=$forge_bwrap_names${entry##*/}'
 '
 	done
 }
@@ -333,7 +334,7 @@ forge_bwrap_names() {
 # forge_bwrap_ls_json, a JSON array of {name, backend, status, image,
 # created_at} with status running or stopped.
 forge_bwrap_list() {
-	local name rest status
+	local name rest status image
 	forge_bwrap_names
 	set --
 	rest=$forge_bwrap_names
@@ -344,9 +345,9 @@ forge_bwrap_list() {
 '}
 		status=stopped
 		! forge_bwrap_running "$name" || status=running
-		forge_bl_image=
-		[ ! -f "$forge_bwrap_dir/image" ] || read -r forge_bl_image <"$forge_bwrap_dir/image" || :
-		set -- "$@" "$name" "$status" "$forge_bl_image"
+		image=
+		[ ! -f "$forge_bwrap_dir/image" ] || read -r image <"$forge_bwrap_dir/image" || :
+		set -- "$@" "$name" "$status" "$image"
 	done
 	forge_bwrap_ls_json=$(jq -cn '$ARGS.positional | [range(0; length; 3) as $i
 		| {name: .[$i], backend: "bwrap", status: .[$i + 1],

@@ -68,7 +68,7 @@ EOF
 # a subshell, with traps of its own (the caller's stay as they are); prints
 # the result lines, exits 0 (all held), 1 (some got through) or 69/70/73.
 forge_check_run() {
-	local addr backend boot common gitdir leftovers mode name nl nonce path port probe root tag timeout which
+	local addr backend boot common gitdir leftovers mode name nl nonce path port probe root tag timeout which status
 	root=$1 name=$2 backend=$3 mode=${4:-all}
 	# What the probe writes out may hold a secret's value: owner-only.
 	umask 077
@@ -145,14 +145,14 @@ forge_check_run() {
 	fi
 	echo 70 >"$forge_ck_work/status"
 	{
-		forge_ck_status=0
+		status=0
 		(cd "$root" && FORGE_SANDBOX_CONTAINER=$name exec "$@") </dev/null 2>&1 >"$forge_ck_work/out" 8>&- ||
-			forge_ck_status=$?
-		echo "$forge_ck_status" >"$forge_ck_work/status"
+			status=$?
+		echo "$status" >"$forge_ck_work/status"
 	} | head -c 67108864 >"$forge_ck_work/err"
-	read -r forge_ck_status <"$forge_ck_work/status" || forge_ck_status=70
-	if [ "$forge_ck_status" -ne 0 ] || [ ! -s "$forge_ck_work/out" ]; then
-		forge_error "the containment probe did not run in $name (exit $forge_ck_status):"
+	read -r status <"$forge_ck_work/status" || status=70
+	if [ "$status" -ne 0 ] || [ ! -s "$forge_ck_work/out" ]; then
+		forge_error "the containment probe did not run in $name (exit $status):"
 		grep -av '^forge-probe: haystack ' "$forge_ck_work/err" | tail -n 5 | LC_ALL=C tr -d '\000-\010\013-\037\177' | sed 's/^/    /' >&2
 		exit 70
 	fi

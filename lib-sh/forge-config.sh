@@ -183,22 +183,22 @@ forge_config_texts() {
 # about the keys ROOT/forge.json may not set (every sandbox.* and loop.*
 # key, verify.sandbox false, verify.reuse.trust), which it ignores.
 forge_config_load() {
-	local bad cli f line nl out root
+	local bad cli f line nl out repo root user
 	root=$1
 	cli=${2:-}
 	set --
 	# The user's file, in the XDG configuration folder (a relative
 	# XDG_CONFIG_HOME is ignored: it would name a file of the current
 	# directory, maybe a hostile work tree, as the user's own).
-	forge_config_user=/nonexistent/.config/forge/config.json
-	! forge_xdg_dir config || forge_config_user=$forge_xdg/forge/config.json
-	[ -f "$forge_config_user" ] && set -- "$@" "$forge_config_user"
-	# The repository's own forge.json is untrusted: forge_config_repo_n is its
+	user=/nonexistent/.config/forge/config.json
+	! forge_xdg_dir config || user=$forge_xdg/forge/config.json
+	[ -f "$user" ] && set -- "$@" "$user"
+	# The repository's own forge.json is untrusted: repo is its
 	# index among the files (-1: none). $FORGE_CONFIG and --config are the
 	# user's choice, whatever file they name.
-	forge_config_repo_n=-1
+	repo=-1
 	if [ -n "$root" ] && [ -f "$root/forge.json" ]; then
-		forge_config_repo_n=$#
+		repo=$#
 		set -- "$@" "$root/forge.json"
 	fi
 	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
@@ -218,7 +218,7 @@ forge_config_load() {
 	fi
 	# Each file is passed as a name and its text; jq parses the text itself so
 	# an error can name the file.
-	out=$(forge_config_run "$@") ||
+	out=$(forge_config_run "$user" "$repo" "$@") ||
 		forge_die 70 "jq failed while reading the configuration"
 	forge_config=
 	bad=
@@ -245,11 +245,15 @@ forge_config_load() {
 	[ -n "$forge_config" ] || forge_die 70 "configuration produced no result"
 }
 
-# forge_config_run FILE...: runs the jq merge over FILE... (internal). Each
-# file goes in by name and raw text, so jq itself parses it and an error can
-# name the file; nothing is limited by the size of an argument.
+# forge_config_run USER REPO FILE...: runs the jq merge over FILE...
+# (internal): USER is the user's file, REPO the index among FILE... of the
+# repository's own forge.json (-1: none). Each file goes in by name and raw
+# text, so jq itself parses it and an error can name the file; nothing is
+# limited by the size of an argument.
 forge_config_run() {
-	local f n
+	local f n repo user
+	user=$1 repo=$2
+	shift 2
 	forge_config_texts
 	n=0
 	for f in "$@"; do
@@ -258,8 +262,8 @@ forge_config_run() {
 		n=$((n + 1))
 	done
 	jq -n -r --argjson schema "$forge_config_schema" --argjson defaults "$forge_config_defaults" \
-		--argjson count "$n" --argjson repo "${forge_config_repo_n:--1}" \
-		--arg user "${forge_config_user:-}" "$@" "$forge_config_jq"
+		--argjson count "$n" --argjson repo "$repo" \
+		--arg user "$user" "$@" "$forge_config_jq"
 }
 
 # forge_config_get KEY: prints the merged value of a dotted KEY (strings raw,

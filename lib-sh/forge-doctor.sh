@@ -7,14 +7,15 @@
 # forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
 # a user and a network namespace here, else to why not.
 forge_bwrap_probe() {
+	local out
 	if ! command -v bwrap >/dev/null 2>&1; then
 		forge_bwrap_probe='bwrap (bubblewrap) is not installed'
 		return 0
 	fi
-	if forge_bwrap_probe_out=$(bwrap --unshare-user --unshare-net --ro-bind / / true 2>&1 </dev/null); then
+	if out=$(bwrap --unshare-user --unshare-net --ro-bind / / true 2>&1 </dev/null); then
 		forge_bwrap_probe=available
 	else
-		forge_bwrap_probe="bwrap cannot create user and network namespaces here: ${forge_bwrap_probe_out:-no message}"
+		forge_bwrap_probe="bwrap cannot create user and network namespaces here: ${out:-no message}"
 	fi
 }
 

@@ -23,27 +23,28 @@
 # The lock is per user: ${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/forge-build-image-<uid>.lock;
 # the tar is written under ${TMPDIR:-/tmp}. msb is $FORGE_MSB, else msb on PATH.
 forge_image_build() {
-	forge_image_ref='' forge_image_ref_set='' forge_image_ctx='' forge_image_ctx_set=''
+	local ref_set ctx_set why rc ref ctx msb
+	ref='' ref_set='' ctx='' ctx_set=''
 	while [ "$#" -gt 0 ]; do
 		case $1 in
 		--tag | --context)
 			[ "$#" -ge 2 ] || forge_usage_error "option '$1' needs an argument"
 			case $1 in
-			--tag) forge_image_ref=$2 forge_image_ref_set=1 ;;
-			*) forge_image_ctx=$2 forge_image_ctx_set=1 ;;
+			--tag) ref=$2 ref_set=1 ;;
+			*) ctx=$2 ctx_set=1 ;;
 			esac
 			shift
 			;;
-		--tag=*) forge_image_ref=${1#*=} forge_image_ref_set=1 ;;
-		--context=*) forge_image_ctx=${1#*=} forge_image_ctx_set=1 ;;
+		--tag=*) ref=${1#*=} ref_set=1 ;;
+		--context=*) ctx=${1#*=} ctx_set=1 ;;
 		*) forge_usage_error "build-image: unknown argument '$1'" ;;
 		esac
 		shift
 	done
 
-	if [ -n "$forge_image_ref_set" ]; then
-		forge_image_ref_valid "$forge_image_ref" ||
-			forge_usage_error "invalid image reference '$forge_image_ref'"
+	if [ -n "$ref_set" ]; then
+		forge_image_ref_valid "$ref" ||
+			forge_usage_error "invalid image reference '$ref'"
 	else
 		if [ -z "${forge_config:-}" ]; then
 			forge_require_tool jq
@@ -53,22 +54,22 @@ forge_image_build() {
 			fi
 			forge_config_load "${forge_root:-}"
 		fi
-		forge_image_ref=$(forge_config_get sandbox.image)
-		forge_image_ref_valid "$forge_image_ref" ||
-			forge_die 65 "sandbox.image: invalid image reference '$forge_image_ref'"
+		ref=$(forge_config_get sandbox.image)
+		forge_image_ref_valid "$ref" ||
+			forge_die 65 "sandbox.image: invalid image reference '$ref'"
 	fi
 
-	if [ -n "$forge_image_ctx_set" ]; then
-		[ -d "$forge_image_ctx" ] || forge_usage_error "--context $forge_image_ctx: no such folder"
-		[ -f "$forge_image_ctx/Dockerfile" ] ||
-			forge_usage_error "--context $forge_image_ctx: no Dockerfile in it"
+	if [ -n "$ctx_set" ]; then
+		[ -d "$ctx" ] || forge_usage_error "--context $ctx: no such folder"
+		[ -f "$ctx/Dockerfile" ] ||
+			forge_usage_error "--context $ctx: no Dockerfile in it"
 	else
-		forge_image_ctx=$(forge_pkgdatadir)/container
-		[ -f "$forge_image_ctx/Dockerfile" ] ||
-			forge_die 69 "no Dockerfile in $forge_image_ctx: forge's container files are not installed"
+		ctx=$(forge_pkgdatadir)/container
+		[ -f "$ctx/Dockerfile" ] ||
+			forge_die 69 "no Dockerfile in $ctx: forge's container files are not installed"
 	fi
 	# docker must not take the folder for an option.
-	case $forge_image_ctx in -*) forge_image_ctx=./$forge_image_ctx ;; esac
+	case $ctx in -*) ctx=./$ctx ;; esac
 
 	forge_require_tool docker flock
 	# Found as every msb is (forge_msb_find: $FORGE_MSB, else on PATH).
@@ -77,37 +78,40 @@ forge_image_build() {
 			forge_die 69 "msb not found: FORGE_MSB=$FORGE_MSB is not an absolute path to an executable"
 		forge_die 69 "required program 'msb' not found on PATH (install microsandbox, or set FORGE_MSB)"
 	fi
-	forge_image_msb=$forge_msb
-	if ! forge_image_why=$(docker info 2>&1 >/dev/null); then
-		forge_image_why=$(printf '%s\n' "$forge_image_why" | grep -v '^[[:space:]]*$' | tail -n 1)
-		forge_die 69 "the Docker daemon is not answering (${forge_image_why:-docker info failed}); start it first (systemctl start docker, or forge-dockerd-start as root)"
+	msb=$forge_msb
+	if ! why=$(docker info 2>&1 >/dev/null); then
+		why=$(printf '%s\n' "$why" | grep -v '^[[:space:]]*$' | tail -n 1)
+		forge_die 69 "the Docker daemon is not answering (${why:-docker info failed}); start it first (systemctl start docker, or forge-dockerd-start as root)"
 	fi
 
-	forge_image_status=0
-	(forge_image_run) || forge_image_status=$?
-	return "$forge_image_status"
+	rc=0
+	(forge_image_run "$ref" "$ctx" "$msb") || rc=$?
+	return "$rc"
 }
 
-# forge_image_run: the build proper; runs in a subshell (its traps and
-# `exit`s stay there). Uses the forge_image_* settings of forge_image_build.
+# forge_image_run REF CONTEXT MSB: the build proper (REF built from the
+# folder CONTEXT, loaded with the msb program MSB); runs in a subshell (its
+# traps and `exit`s stay there).
 forge_image_run() {
+	local lock rc tar ref ctx msb log
+	ref=$1 ctx=$2 msb=$3
 	forge_image_tmp='' forge_image_child='' forge_image_ticker='' forge_image_follower=''
 	trap 'forge_image_cleanup' EXIT
 	trap 'forge_image_interrupted 1' HUP
 	trap 'forge_image_interrupted 2' INT
 	trap 'forge_image_interrupted 15' TERM
 
-	forge_image_lock=${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/forge-build-image-$(id -u).lock
-	(: >>"$forge_image_lock") 2>/dev/null ||
-		forge_die 73 "cannot create the lock file $forge_image_lock"
-	exec 9>>"$forge_image_lock"
+	lock=${XDG_RUNTIME_DIR:-${TMPDIR:-/tmp}}/forge-build-image-$(id -u).lock
+	(: >>"$lock") 2>/dev/null ||
+		forge_die 73 "cannot create the lock file $lock"
+	exec 9>>"$lock"
 	flock -n 9 ||
-		forge_die 75 "another build-image is running (it holds $forge_image_lock); try again when it is done"
+		forge_die 75 "another build-image is running (it holds $lock); try again when it is done"
 
 	forge_image_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-build-image.XXXXXX") ||
 		forge_die 73 "cannot create a temporary folder in ${TMPDIR:-/tmp}"
-	forge_image_log=$forge_image_tmp/docker-build.log
-	forge_image_tar=$forge_image_tmp/image.tar
+	log=$forge_image_tmp/docker-build.log
+	tar=$forge_image_tmp/image.tar
 	forge_image_start=$(date +%s)
 	# The updating line needs a terminal that knows "erase to end of line".
 	forge_image_tty=0
@@ -123,36 +127,36 @@ forge_image_run() {
 	# docker build, its output through a FIFO to the follower (which keeps
 	# the log and reports the steps), so that docker runs in the background
 	# and a signal interrupts the wait at once.
-	forge_image_phase "docker build -t $forge_image_ref $forge_image_ctx"
+	forge_image_phase "docker build -t $ref $ctx"
 	mkfifo "$forge_image_tmp/out" || forge_die 73 "cannot create a FIFO in $forge_image_tmp"
-	forge_image_follow <"$forge_image_tmp/out" 9>&- &
+	forge_image_follow "$log" <"$forge_image_tmp/out" 9>&- &
 	forge_image_follower=$!
-	BUILDKIT_PROGRESS=plain docker build -t "$forge_image_ref" "$forge_image_ctx" \
+	BUILDKIT_PROGRESS=plain docker build -t "$ref" "$ctx" \
 		</dev/null >"$forge_image_tmp/out" 2>&1 9>&- &
 	forge_image_wait
-	forge_image_rc=$forge_image_waited
+	rc=$forge_image_waited
 	wait "$forge_image_follower" || :
 	forge_image_follower=
-	[ "$forge_image_rc" -eq 0 ] ||
-		forge_image_fail "docker build failed (exit $forge_image_rc)" "$forge_image_log"
+	[ "$rc" -eq 0 ] ||
+		forge_image_fail "docker build failed (exit $rc)" "$log"
 
-	forge_image_phase "docker save $forge_image_ref"
-	docker save "$forge_image_ref" -o "$forge_image_tar" \
+	forge_image_phase "docker save $ref"
+	docker save "$ref" -o "$tar" \
 		</dev/null >"$forge_image_tmp/save.log" 2>&1 9>&- &
 	forge_image_wait
 	[ "$forge_image_waited" -eq 0 ] ||
 		forge_image_fail "docker save failed (exit $forge_image_waited)" "$forge_image_tmp/save.log"
 
-	forge_image_phase "msb load --tag $forge_image_ref"
-	"$forge_image_msb" load --input "$forge_image_tar" --tag "$forge_image_ref" --quiet \
+	forge_image_phase "msb load --tag $ref"
+	"$msb" load --input "$tar" --tag "$ref" --quiet \
 		</dev/null >"$forge_image_tmp/load.log" 2>&1 9>&- &
 	forge_image_wait
 	[ "$forge_image_waited" -eq 0 ] ||
 		forge_image_fail "msb load failed (exit $forge_image_waited)" "$forge_image_tmp/load.log"
 
 	forge_image_ticker_stop
-	forge_say "built $forge_image_ref and loaded it into msb in $(forge_image_elapsed)"
-	printf '%s\n' "$forge_image_ref"
+	forge_say "built $ref and loaded it into msb in $(forge_image_elapsed)"
+	printf '%s\n' "$ref"
 }
 
 # forge_image_wait: waits for the last background command (forge_image_child
@@ -164,32 +168,33 @@ forge_image_wait() {
 	forge_image_child=
 }
 
-# forge_image_follow: reads Docker's output on stdin, keeps all of it in
-# forge_image_log and reports each new step: BuildKit's plain progress
+# forge_image_follow LOG: reads Docker's output on stdin, keeps all of it in
+# LOG and reports each new step: BuildKit's plain progress
 # ("#5 [2/7] RUN ...", the first line of each vertex) or the legacy builder's
 # "Step 2/7 : RUN ...", as "[2/7] RUN ...". (A shell loop, not awk: mawk
 # reads a pipe in blocks and would report the steps late.)
 forge_image_follow() {
-	exec 3>"$forge_image_log"
-	forge_image_seen=' ' forge_image_last='' forge_image_line=''
-	while IFS= read -r forge_image_line || [ -n "$forge_image_line" ]; do
-		printf '%s\n' "$forge_image_line" >&3
-		case $forge_image_line in
+	local seen last line vertex step
+	exec 3>"$1"
+	seen=' ' last='' line=''
+	while IFS= read -r line || [ -n "$line" ]; do
+		printf '%s\n' "$line" >&3
+		case $line in
 		'#'[0-9]*' '*)
-			forge_image_vertex=${forge_image_line%% *}
-			case $forge_image_seen in *" $forge_image_vertex "*) continue ;; esac
-			forge_image_seen="$forge_image_seen$forge_image_vertex "
-			forge_image_step=${forge_image_line#* }
+			vertex=${line%% *}
+			case $seen in *" $vertex "*) continue ;; esac
+			seen="$seen$vertex "
+			step=${line#* }
 			;;
 		'Step '[0-9]*'/'[0-9]*' : '*)
-			forge_image_step=${forge_image_line#Step }
-			forge_image_step="[${forge_image_step%% : *}] ${forge_image_step#* : }"
+			step=${line#Step }
+			step="[${step%% : *}] ${step#* : }"
 			;;
 		*) continue ;;
 		esac
-		[ "$forge_image_step" != "$forge_image_last" ] || continue
-		forge_image_last=$forge_image_step
-		forge_image_phase "$forge_image_step"
+		[ "$step" != "$last" ] || continue
+		last=$step
+		forge_image_phase "$step"
 	done
 	exec 3>&-
 }
@@ -208,33 +213,36 @@ forge_image_phase() {
 
 # forge_image_elapsed: prints the time since the start as M:SS (H:MM:SS).
 forge_image_elapsed() {
-	forge_image_secs=$(($(date +%s) - forge_image_start))
-	if [ "$forge_image_secs" -ge 3600 ]; then
-		printf '%d:%02d:%02d\n' "$((forge_image_secs / 3600))" \
-			"$((forge_image_secs / 60 % 60))" "$((forge_image_secs % 60))"
+	local secs
+	secs=$(($(date +%s) - forge_image_start))
+	if [ "$secs" -ge 3600 ]; then
+		printf '%d:%02d:%02d\n' "$((secs / 3600))" \
+			"$((secs / 60 % 60))" "$((secs % 60))"
 	else
-		printf '%d:%02d\n' "$((forge_image_secs / 60))" "$((forge_image_secs % 60))"
+		printf '%d:%02d\n' "$((secs / 60))" "$((secs % 60))"
 	fi
 }
 
 # forge_image_draw TEXT: redraws the progress line (carriage return, the
 # line cut to the terminal's width, erase to the end of the line).
 forge_image_draw() {
-	forge_image_fmt="\\r%.$((forge_image_cols - 1))s\\033[K"
+	local fmt
+	fmt="\\r%.$((forge_image_cols - 1))s\\033[K"
 	# shellcheck disable=SC2059 # the format only carries a computed width
-	printf "$forge_image_fmt" "${forge_prog:-forge}: $(forge_image_elapsed) $1" >&2
+	printf "$fmt" "${forge_prog:-forge}: $(forge_image_elapsed) $1" >&2
 }
 
 # forge_image_ticker_start: redraws the line every second, so the clock runs
 # while a step prints nothing.
 forge_image_ticker_start() {
+	local now
 	(
 		trap - EXIT HUP INT TERM
 		while [ -d "$forge_image_tmp" ]; do
-			forge_image_now=
+			now=
 			[ ! -f "$forge_image_tmp/step" ] ||
-				IFS= read -r forge_image_now <"$forge_image_tmp/step" || :
-			[ -z "$forge_image_now" ] || forge_image_draw "$forge_image_now"
+				IFS= read -r now <"$forge_image_tmp/step" || :
+			[ -z "$now" ] || forge_image_draw "$now"
 			# An orphaned sleep must not hold our stderr open.
 			sleep 1 >/dev/null 2>&1
 		done

@@ -147,9 +147,9 @@ forge_mounts_owner_of() {
 # compared canonical, as the mounts are, and a symbolic link on the way to
 # one of them may not lie in a read-write mount either.
 forge_mounts_state_check() {
-	local entry line links list path what
+	local entry line links list path what state_dir mount link
 	forge_xdg_dir state || forge_xdg=/nonexistent/.local/state
-	forge_msc_state=$forge_xdg/forge
+	state_dir=$forge_xdg/forge
 	forge_bwrap_state "$2"
 	forge_sandbox_registry "$2"
 	list="the state folder of sandbox $2 (its exec socket and env file)	$forge_bwrap_dir
@@ -161,7 +161,7 @@ forge_mounts_state_check() {
 "
 	fi
 	list="${list}forge's registry of sandboxes	$forge_sandbox_registry_dir
-forge's state folder	$forge_msc_state
+forge's state folder	$state_dir
 "
 	[ "${forge_mounts_backend:-msb}" = bwrap ] ||
 		list="${list}msb's state folder	${MSB_HOME:-${HOME:-/nonexistent}/.microsandbox}
@@ -182,13 +182,13 @@ forge's state folder	$forge_msc_state
 		links=$forge_walk_links
 		while IFS= read -r line; do
 			[ "${line%% *}" = rw ] || continue
-			forge_msc_mount=${line#* }
-			if forge_path_within "$path" "$forge_msc_mount" || forge_path_within "$forge_msc_mount" "$path"; then
-				forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
+			mount=${line#* }
+			if forge_path_within "$path" "$mount" || forge_path_within "$mount" "$path"; then
+				forge_die 73 "cannot mount $mount read-write: it holds $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
 			fi
-			while IFS= read -r forge_msc_link; do
-				if [ -n "$forge_msc_link" ] && forge_path_within "$forge_msc_link" "$forge_msc_mount"; then
-					forge_die 73 "cannot mount $forge_msc_mount read-write: it holds $forge_msc_link, a symbolic link on the way to $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
+			while IFS= read -r link; do
+				if [ -n "$link" ] && forge_path_within "$link" "$mount"; then
+					forge_die 73 "cannot mount $mount read-write: it holds $link, a symbolic link on the way to $what, $path, which no sandbox may write (set XDG_STATE_HOME, or MSB_HOME, outside every writable mount)"
 				fi
 			done <<EOF
 $links

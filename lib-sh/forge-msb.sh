@@ -50,6 +50,7 @@ forge_msb_missing() {
 # and forge_msb_doctor_said to msb's explanation: its "error:" lines with
 # their hints and its failed checks.
 forge_msb_doctor() {
+	local out
 	forge_msb_doctor_said=
 	forge_msb_doctor_secs=${FORGE_SANDBOX_DOCTOR_TIMEOUT:-30}
 	forge_is_uint "$forge_msb_doctor_secs" ||
@@ -60,7 +61,7 @@ forge_msb_doctor() {
 	fi
 	forge_helper_path forge-timeout
 	forge_msb_doctor_rc=0
-	forge_msb_doctor_out=$("$forge_helper" -k 2 "$forge_msb_doctor_secs" "$forge_msb" doctor </dev/null 2>&1) ||
+	out=$("$forge_helper" -k 2 "$forge_msb_doctor_secs" "$forge_msb" doctor </dev/null 2>&1) ||
 		forge_msb_doctor_rc=$?
 	case $forge_msb_doctor_rc in
 	0) forge_msb_doctor=available ;;
@@ -68,13 +69,13 @@ forge_msb_doctor() {
 	126 | 127) forge_msb_doctor=missing ;;
 	*)
 		forge_msb_doctor=unsupported
-		forge_msb_doctor_said=$(printf '%s\n' "$forge_msb_doctor_out" | awk '
+		forge_msb_doctor_said=$(printf '%s\n' "$out" | awk '
 			/^error:/ { shown = 1; print; next }
 			shown && /^[ \t]/ { print; next }
 			{ shown = 0 }
 			/\342\234\227/ { print }')
 		[ -n "$forge_msb_doctor_said" ] ||
-			forge_msb_doctor_said=$(printf '%s\n' "$forge_msb_doctor_out" | tail -n 10)
+			forge_msb_doctor_said=$(printf '%s\n' "$out" | tail -n 10)
 		;;
 	esac
 }
@@ -134,17 +135,18 @@ forge_msb_forge_names() {
 # filled in: docker.io/library/ and :latest). Exits 69 when msb fails or
 # answers anything but an array of images.
 forge_msb_image_cached() {
-	forge_msb_images=$("$forge_msb" images --format json </dev/null) ||
+	local images verdict
+	images=$("$forge_msb" images --format json </dev/null) ||
 		forge_die 69 "msb images failed"
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_msb_cached=$(printf '%s' "$forge_msb_images" | jq -rs --arg r "$1" '
+	verdict=$(printf '%s' "$images" | jq -rs --arg r "$1" '
 		def norm: (if test("^[^/]+[.:][^/]*/") or startswith("localhost/") then . else
 		             (if test("/") then "docker.io/" + . else "docker.io/library/" + . end) end)
 		          | if test("@") or test(":[^/]*$") then . else . + ":latest" end;
 		if length == 1 and (.[0] | type == "array" and all(.[]; type == "object" and (.reference | type) == "string"))
 		then (if any(.[0][]; (.reference | norm) == ($r | norm)) then "yes" else "no" end)
-		else "bad" end') || forge_msb_cached=bad
-	case $forge_msb_cached in
+		else "bad" end') || verdict=bad
+	case $verdict in
 	yes) return 0 ;;
 	no) return 1 ;;
 	esac
@@ -156,9 +158,10 @@ forge_msb_image_cached() {
 # config.network.secrets.secrets[].env_var): empty when none, else a newline
 # before and after each. Exits 69 when msb fails or its answer is not that.
 forge_msb_bound_secrets() {
-	forge_msb_inspect=$("$forge_msb" inspect "$1" --format json </dev/null) ||
+	local json
+	json=$("$forge_msb" inspect "$1" --format json </dev/null) ||
 		forge_die 69 "msb inspect $1 failed"
-	forge_msb_bound=$(printf '%s' "$forge_msb_inspect" | jq -rs '
+	forge_msb_bound=$(printf '%s' "$json" | jq -rs '
 		if length == 1 and (.[0] | type) == "object" then
 		  (.[0].config.network.secrets.secrets // [])
 		  | if type == "array" then .[] | .env_var | select(type == "string") else error("bad") end
@@ -174,16 +177,17 @@ forge_msb_bound_secrets() {
 # message shown) when it fails. (--quiet silences msb's "sandbox not
 # found", so a failure is checked against msb ls.)
 forge_msb_rm() {
+	local err
 	forge_msb_absent=
-	forge_msb_err=$("$forge_msb" rm --force "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
+	err=$("$forge_msb" rm --force "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
 	forge_msb_absent=1
-	case $forge_msb_err in
+	case $err in
 	*'sandbox not found'*) return 0 ;;
 	esac
 	forge_msb_status "$1"
 	[ -n "$forge_msb_status" ] || return 0
 	forge_msb_absent=
-	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" | forge_printable_lines >&2
+	[ -z "$err" ] || printf '%s\n' "$err" | forge_printable_lines >&2
 	forge_error "could not remove sandbox $1; its volumes are left alone"
 	return 1
 }
@@ -192,20 +196,21 @@ forge_msb_rm() {
 # not an error (checked against msb volume ls; forge_msb_absent is then 1,
 # else empty). Returns 1 (msb's message shown) when it fails.
 forge_msb_volume_rm() {
+	local listed err
 	forge_msb_absent=
-	forge_msb_err=$("$forge_msb" volume rm "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
+	err=$("$forge_msb" volume rm "$1" --quiet </dev/null 2>&1 >/dev/null) && return 0
 	forge_msb_absent=1
-	case $forge_msb_err in
+	case $err in
 	*'volume not found'*) return 0 ;;
 	esac
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_msb_vol=$("$forge_msb" volume ls --format json </dev/null 2>/dev/null |
+	listed=$("$forge_msb" volume ls --format json </dev/null 2>/dev/null |
 		jq -rs --arg n "$1" 'if length == 1 and (.[0] | type) == "array"
 			then (if any(.[0][]; .name? == $n) then "present" else "absent" end) else "bad" end' 2>/dev/null) ||
-		forge_msb_vol=bad
-	[ "$forge_msb_vol" != absent ] || return 0
+		listed=bad
+	[ "$listed" != absent ] || return 0
 	forge_msb_absent=
-	[ -z "$forge_msb_err" ] || printf '%s\n' "$forge_msb_err" | forge_printable_lines >&2
+	[ -z "$err" ] || printf '%s\n' "$err" | forge_printable_lines >&2
 	forge_error "could not remove volume $1"
 	return 1
 }

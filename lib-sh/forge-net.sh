@@ -62,18 +62,19 @@
 # forge_net_pid_stop FILE: TERM the process whose PID FILE holds, wait up to
 # 5 s for it to go, then remove FILE. A missing or stale FILE is fine.
 forge_net_pid_stop() {
+	local pid n
 	[ -f "$1" ] || return 0
-	forge_net_pid=$(cat -- "$1") || forge_net_pid=
-	case $forge_net_pid in
+	pid=$(cat -- "$1") || pid=
+	case $pid in
 	'' | *[!0-9]*) ;;
 	*)
-		if kill -TERM "$forge_net_pid" 2>/dev/null; then
-			forge_net_n=0
-			while kill -0 "$forge_net_pid" 2>/dev/null && [ "$forge_net_n" -lt 50 ]; do
+		if kill -TERM "$pid" 2>/dev/null; then
+			n=0
+			while kill -0 "$pid" 2>/dev/null && [ "$n" -lt 50 ]; do
 				sleep 0.1
-				forge_net_n=$((forge_net_n + 1))
+				n=$((n + 1))
 			done
-			kill -KILL "$forge_net_pid" 2>/dev/null || :
+			kill -KILL "$pid" 2>/dev/null || :
 		fi
 		;;
 	esac

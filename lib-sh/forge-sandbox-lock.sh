@@ -22,11 +22,11 @@ forge_sandbox_wait_setting() {
 # taking it), is broken (forge_sandbox_lock_break) and taken anew.
 # Waits up to FORGE_SANDBOX_WAIT (30) seconds, then exits 75.
 forge_sandbox_lock() {
-	local dir gone tries
+	local dir gone tries limit
 	forge_sandbox_registry "$1"
 	dir=$forge_sandbox_registry_dir/$1.up
 	forge_sandbox_wait_setting
-	forge_sl_wait=$forge_sandbox_wait
+	limit=$forge_sandbox_wait
 	mkdir -p -- "$forge_sandbox_registry_dir" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_sandbox_registry_dir"
 	tries=0 gone=0
@@ -49,7 +49,7 @@ forge_sandbox_lock() {
 				forge_die 75 "cannot break the stale lock $dir"
 			continue
 		fi
-		[ "$tries" -lt "$((forge_sl_wait * 10))" ] ||
+		[ "$tries" -lt "$((limit * 10))" ] ||
 			forge_die 75 "$1 is being brought up by another process (lock $dir); try again later"
 		[ "$tries" != 0 ] || forge_say "waiting for another process bringing up $1"
 		sleep 0.1

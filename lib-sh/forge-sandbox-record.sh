@@ -67,7 +67,7 @@ forge_sandbox_fixed_lists() {
 # every up: forge_sandbox_secrets_converge.) Keys a record lacks (an older
 # forge wrote it) are not compared.
 forge_sandbox_drift_check() {
-	local disk key keys said was
+	local disk key keys said was old new
 	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
 	was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
 	said='' disk=
@@ -80,23 +80,23 @@ forge_sandbox_drift_check() {
 $key="*) ;;
 		*) continue ;;
 		esac
-		forge_dc_old=$(forge_state get "$forge_sandbox_record" "$key" '' 2>/dev/null) || continue
+		old=$(forge_state get "$forge_sandbox_record" "$key" '' 2>/dev/null) || continue
 		case $key in
-		egress) forge_dc_new=$forge_sandbox_egress ;;
-		image) forge_dc_new=$forge_sandbox_image ;;
-		resources) forge_dc_new=$forge_sandbox_resources ;;
-		env) forge_dc_new=$forge_sandbox_env_list ;;
-		secrets) forge_dc_new=$forge_sandbox_secret_list ;;
+		egress) new=$forge_sandbox_egress ;;
+		image) new=$forge_sandbox_image ;;
+		resources) new=$forge_sandbox_resources ;;
+		env) new=$forge_sandbox_env_list ;;
+		secrets) new=$forge_sandbox_secret_list ;;
 		esac
-		[ "$forge_dc_old" != "$forge_dc_new" ] || continue
+		[ "$old" != "$new" ] || continue
 		if [ -z "$said" ]; then
 			forge_warn "$2 differs from the configuration in what is fixed when a sandbox is created (recorded in $forge_sandbox_record); recreate it with: forge-sandbox up --recreate (keeps the cache and docker volumes)"
 			said=1
 		fi
-		forge_warn "  $key: created with: ${forge_dc_old:-(none)}"
-		forge_warn "  $key: configured:   ${forge_dc_new:-(none)}"
+		forge_warn "  $key: created with: ${old:-(none)}"
+		forge_warn "  $key: configured:   ${new:-(none)}"
 		if [ "$key" = resources ] &&
-			[ "${forge_dc_old#* * }" != "${forge_dc_new#* * }" ]; then
+			[ "${old#* * }" != "${new#* * }" ]; then
 			disk=1
 		fi
 	done

@@ -178,12 +178,12 @@ EOF
 # inside, so there it would run elsewhere or not at all. Sets forge_msb
 # for msb.
 forge_sandbox_exec_check() {
-	local mounts
+	local mounts up_cmd
 	forge_shell_quote "$1"
-	forge_sec_up="forge-sandbox up $forge_quoted"
+	up_cmd="forge-sandbox up $forge_quoted"
 	if [ "$4" = bwrap ]; then
 		forge_bwrap_running "$2" ||
-			forge_die 69 "the namespace sandbox $2 for $1 is not running; start it with: $forge_sec_up"
+			forge_die 69 "the namespace sandbox $2 for $1 is not running; start it with: $up_cmd"
 		mounts=
 		[ ! -f "$forge_bwrap_dir/mounts" ] || mounts=$(cat -- "$forge_bwrap_dir/mounts") || mounts=
 	else
@@ -191,12 +191,12 @@ forge_sandbox_exec_check() {
 			forge_require_tool jq
 			forge_config_load "$1"
 			[ "$(forge_config_get sandbox.backend)" != msb ] || forge_msb_require
-			forge_die 69 "no sandbox for $1 ($2); start it with: $forge_sec_up"
+			forge_die 69 "no sandbox for $1 ($2); start it with: $up_cmd"
 		fi
 		forge_require_tool jq
 		forge_msb_status "$2"
 		[ -n "$forge_msb_status" ] ||
-			forge_die 69 "no sandbox for $1 ($2); start it with: $forge_sec_up"
+			forge_die 69 "no sandbox for $1 ($2); start it with: $up_cmd"
 		forge_sandbox_registry "$2"
 		mounts=
 		[ ! -f "$forge_sandbox_registry_file" ] ||

@@ -119,35 +119,35 @@ forge_step_result() {
 # background so that a signal trap (see forge_interrupt) can forward the
 # signal while the shell waits.
 forge_step_exec() {
-	local label limit start
+	local label limit start tee_job filter_job fifo show stream
 	label=$1 forge_step_log=$2 limit=$3
 	shift 3
 	forge_step_header "$forge_step_log"
 	forge_ms_now
 	start=$forge_mono_ms
 	if [ "${forge_verbose:-0}" = 1 ]; then
-		forge_step_fifo=$forge_step_log.fifo forge_step_show=$forge_step_log.show
-		rm -f -- "$forge_step_fifo" "$forge_step_show"
-		mkfifo -m 600 -- "$forge_step_fifo" "$forge_step_show" ||
-			forge_die 73 "cannot create $forge_step_fifo"
+		fifo=$forge_step_log.fifo show=$forge_step_log.show
+		rm -f -- "$fifo" "$show"
+		mkfifo -m 600 -- "$fifo" "$show" ||
+			forge_die 73 "cannot create $fifo"
 		# tee keeps the raw bytes in the log and passes them on to be shown
 		# (forge_printable_lines: the terminal never obeys them). The FIFO
 		# goes away when tee is done: that is how forge_tee_finish tells a
 		# finished tee from one kept waiting by an escaped process. Without
 		# tee, the one writer, the filter sees the end of its input.
 		(
-			forge_printable_lines '| ' <"$forge_step_show" >&2 &
-			forge_tee_show=$!
-			tee -a -- "$forge_step_log" <"$forge_step_fifo" >"$forge_step_show" &
-			forge_tee=$!
-			trap 'kill "$forge_tee" 2>/dev/null' TERM
-			wait "$forge_tee" || wait "$forge_tee" || :
-			wait "$forge_tee_show" || :
-			rm -f -- "$forge_step_fifo" "$forge_step_show"
+			forge_printable_lines '| ' <"$show" >&2 &
+			filter_job=$!
+			tee -a -- "$forge_step_log" <"$fifo" >"$show" &
+			tee_job=$!
+			trap 'kill "$tee_job" 2>/dev/null' TERM
+			wait "$tee_job" || wait "$tee_job" || :
+			wait "$filter_job" || :
+			rm -f -- "$fifo" "$show"
 		) 9>&- &
-		forge_tee_pid=$!
+		stream=$!
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$limit" "$@") \
-			</dev/null >"$forge_step_fifo" 2>&1 9>&- &
+			</dev/null >"$fifo" 2>&1 9>&- &
 	else
 		forge_status_start "${label:-${forge_step_log##*/}}"
 		(cd -- "$forge_exec_dir" && forge_contain_exec "$limit" "$@") \
@@ -165,7 +165,7 @@ forge_step_exec() {
 	forge_ms_now
 	forge_step_ms=$((forge_mono_ms - start))
 	if [ "${forge_verbose:-0}" = 1 ]; then
-		forge_tee_finish
+		forge_tee_finish "$fifo" "$show" "$stream"
 	else
 		forge_status_stop
 	fi
@@ -223,20 +223,20 @@ forge_step_header() {
 # verbose, shows "LABEL 12s" on one line, updated once a second, until
 # forge_status_stop. Off a terminal it does nothing.
 forge_status_start() {
-	local label secs
+	local label secs sleeper
 	forge_status_pid=
 	[ "${forge_quiet:-0}" != 1 ] && [ "${forge_verbose:-0}" != 1 ] && [ -t 2 ] || return 0
 	# A long command line must not wrap: the line could not be erased.
 	label=$(printf '%s' "$1" | tr '\000-\037' ' ' | cut -c 1-70)
 	(
-		forge_status_sleep=
-		trap 'kill "$forge_status_sleep" 2>/dev/null; exit 0' TERM
+		sleeper=
+		trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
 		secs=0
 		while :; do
 			printf '\r\033[K%s %ss' "$label" "$secs" >&2
 			sleep 1 &
-			forge_status_sleep=$!
-			wait "$forge_status_sleep"
+			sleeper=$!
+			wait "$sleeper"
 			secs=$((secs + 1))
 		done
 	) </dev/null >/dev/null 9>&- &
@@ -255,20 +255,21 @@ forge_status_stop() {
 	printf '\r\033[K' >&2
 }
 
-# forge_tee_finish: waits for the -v stream of the step that just ended. Its
+# forge_tee_finish FIFO SHOW PID: waits for the -v stream (subshell PID,
+# reading FIFO, passing it on through SHOW) of the step that just ended. Its
 # process group is gone by now (forge-timeout saw to it), so what still
 # holds the output open escaped it (setsid): tee gets a second at most, so
 # the step's timeout holds whatever such a process does.
 forge_tee_finish() {
 	local n
 	n=0
-	while [ -p "$forge_step_fifo" ] && [ "$n" -lt 10 ]; do
+	while [ -p "$1" ] && [ "$n" -lt 10 ]; do
 		sleep 0.1
 		n=$((n + 1))
 	done
-	[ ! -p "$forge_step_fifo" ] || kill "$forge_tee_pid" 2>/dev/null || :
-	wait "$forge_tee_pid" || :
-	rm -f -- "$forge_step_fifo" "$forge_step_show"
+	[ ! -p "$1" ] || kill "$3" 2>/dev/null || :
+	wait "$3" || :
+	rm -f -- "$1" "$2"
 }
 
 # forge_interrupt SIGNAL: for a trap on INT, TERM or HUP. Forwards SIGNAL to

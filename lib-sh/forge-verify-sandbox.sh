@@ -16,7 +16,7 @@
 # forge_contain_ephemeral, for forge_contain_end. Exits 69 with the reason
 # when no sandbox can be had: never a run on the host.
 forge_contain_begin() {
-	local dir source log status
+	local dir source log status started
 	forge_contain_name='' forge_contain_ephemeral=
 	if [ "$#" -ge 2 ]; then
 		forge_canon_dir "$2" || forge_die 69 "cannot resolve the copy $2"
@@ -40,8 +40,8 @@ forge_contain_begin() {
 	[ -z "${3:-}" ] || forge_contain_ephemeral=$forge_contain_name
 	# The worktree's own sandbox stays up after the run: said once when this
 	# run is what started it (below).
-	forge_contain_new=
-	[ -n "${3:-}" ] || forge_contain_running "$forge_contain_name" || forge_contain_new=1
+	started=
+	[ -n "${3:-}" ] || forge_contain_running "$forge_contain_name" || started=1
 	# In a subshell: whatever up dies of (a missing image, a busy msb, a
 	# bwrap that fails) becomes one ERROR with exit 69 here. Its messages go
 	# to stderr, or with -q into the run's folder, shown only on failure.
@@ -64,7 +64,7 @@ forge_contain_begin() {
 	[ "$status" = 0 ] || [ "${forge_quiet:-0}" != 1 ] || forge_printable_lines <"$log" >&2
 	[ "$status" = 0 ] ||
 		forge_die 69 "no sandbox for the steps ($forge_contain_backend sandbox $forge_contain_name, exit $status); nothing was run"
-	if [ -n "$forge_contain_new" ] && [ "${forge_quiet:-0}" != 1 ]; then
+	if [ -n "$started" ] && [ "${forge_quiet:-0}" != 1 ]; then
 		forge_shell_quote "$dir"
 		forge_say "the sandbox $forge_contain_name for $dir is left running; forge-sandbox rm $forge_quoted removes it"
 	fi
