@@ -21,38 +21,40 @@ forge_reuse_fanout() {
 }
 
 # forge_reuse_entry LINE: true when LINE is a well-formed entry for
-# forge_reuse_key; sets forge_re_verdict, forge_re_run, forge_re_epoch and
-# forge_re_host. Every field is checked against what forge writes, so
-# nothing a hostile note holds reaches the terminal or a pattern.
+# forge_reuse_key; sets verdict, run, epoch and host, locals of
+# forge_reuse_find (its only caller). Every field is checked against what
+# forge writes, so nothing a hostile note holds reaches the terminal or a
+# pattern.
 forge_reuse_entry() {
 	local rest time
 	rest=${1#"{\"key\":\"$forge_reuse_key\",\"verdict\":\""}
 	[ "$rest" != "$1" ] || return 1
-	forge_re_verdict=${rest%%\"*}
-	rest=${rest#"$forge_re_verdict\",\"run\":\""}
-	forge_re_run=${rest%%\"*}
-	rest=${rest#"$forge_re_run\",\"time\":\""}
+	verdict=${rest%%\"*}
+	rest=${rest#"$verdict\",\"run\":\""}
+	run=${rest%%\"*}
+	rest=${rest#"$run\",\"time\":\""}
 	time=${rest%%\"*}
 	rest=${rest#"$time\",\"epoch\":"}
-	forge_re_epoch=${rest%%,*}
-	rest=${rest#"$forge_re_epoch,\"host\":\""}
-	forge_re_host=${rest%\"\}}
-	case $forge_re_verdict in PASS | FAIL) ;; *) return 1 ;; esac
-	forge_is_run_id "$forge_re_run" || return 1
-	forge_is_uint "$forge_re_epoch" && [ "${#forge_re_epoch}" -le 12 ] || return 1
-	case $forge_re_host in '' | *[!A-Za-z0-9._-]*) return 1 ;; esac
-	[ "${#forge_re_host}" -le 64 ] || return 1
-	[ "$rest" = "$forge_re_host\"}" ]
+	epoch=${rest%%,*}
+	rest=${rest#"$epoch,\"host\":\""}
+	host=${rest%\"\}}
+	case $verdict in PASS | FAIL) ;; *) return 1 ;; esac
+	forge_is_run_id "$run" || return 1
+	forge_is_uint "$epoch" && [ "${#epoch}" -le 12 ] || return 1
+	case $host in '' | *[!A-Za-z0-9._-]*) return 1 ;; esac
+	[ "${#host}" -le 64 ] || return 1
+	[ "$rest" = "$host\"}" ]
 }
 
 # forge_reuse_believed: true when this worktree's timeline holds the run of
-# the entry forge_reuse_entry read, with its verdict and this key: an entry
-# that a sandboxed process wrote into the notes ref names no such run.
+# the entry forge_reuse_entry read (forge_reuse_find's run and verdict),
+# with its verdict and this key: an entry that a sandboxed process wrote
+# into the notes ref names no such run.
 forge_reuse_believed() {
 	local file line
 	file=$forge_state_dir/timeline.jsonl
 	[ ! -L "$forge_state_dir" ] && [ ! -L "$file" ] && [ -f "$file" ] || return 1
-	line=$(grep -F -e "\"event\":\"verify\",\"run\":\"$forge_re_run\",\"verdict\":\"$forge_re_verdict\"," \
+	line=$(grep -F -e "\"event\":\"verify\",\"run\":\"$run\",\"verdict\":\"$verdict\"," \
 		-- "$file" 2>/dev/null) || return 1
 	case $line in
 	*"\"key\":\"$forge_reuse_key\""*) return 0 ;;
@@ -66,7 +68,7 @@ forge_reuse_believed() {
 # forge_reuse_run, forge_reuse_host, forge_reuse_epoch and forge_reuse_from
 # (the ref); returns 1 when there is none to believe. One git and one awk.
 forge_reuse_find() {
-	local out pass ref req tab tag
+	local epoch host out pass ref req run tab tag verdict
 	forge_reuse_fanout
 	# Trusted refs first and the local one last: the local note may hold
 	# anything a sandbox wrote, and after it nothing is read.
@@ -116,8 +118,8 @@ $ref:$forge_reuse_fan4 L
 				forge_reuse_entry "${forge_item#*"$tab"}" || continue
 				forge_reuse_from=$tag
 			fi
-			forge_reuse_verdict=$forge_re_verdict forge_reuse_run=$forge_re_run
-			forge_reuse_host=$forge_re_host forge_reuse_epoch=$forge_re_epoch
+			forge_reuse_verdict=$verdict forge_reuse_run=$run
+			forge_reuse_host=$host forge_reuse_epoch=$epoch
 			return 0
 		done
 	done
