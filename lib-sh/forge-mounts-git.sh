@@ -98,30 +98,30 @@ forge_mounts_protect() {
 # hooks from: it is protected like the hooks dir (created empty by up when
 # missing). Elsewhere the sandbox cannot see it.
 forge_mounts_hooks_path() {
-	local line rest
+	local hooks line rest
 	# forge_git sets core.hooksPath on the command line, which comes last:
 	# the value before it is the repository's own.
-	forge_mhp=$(forge_git -C "$1" config --path --get-all core.hooksPath 2>/dev/null) || return 0
-	case $forge_mhp in *'
+	hooks=$(forge_git -C "$1" config --path --get-all core.hooksPath 2>/dev/null) || return 0
+	case $hooks in *'
 '*) ;; *) return 0 ;; esac
-	forge_mhp=${forge_mhp%'
+	hooks=${hooks%'
 '*}
-	forge_mhp=${forge_mhp##*'
+	hooks=${hooks##*'
 '}
-	case $forge_mhp in '') return 0 ;; /*) ;; *) forge_mhp=$1/$forge_mhp ;; esac
-	forge_canon_future "$forge_mhp" || return 0
-	forge_mhp=$forge_canon
+	case $hooks in '') return 0 ;; /*) ;; *) hooks=$1/$hooks ;; esac
+	forge_canon_future "$hooks" || return 0
+	hooks=$forge_canon
 	rest=$forge_mounts
 	while [ -n "$rest" ]; do
 		line=${rest%%'
 '*}
 		rest=${rest#*'
 '}
-		{ [ "${line%% *}" = rw ] && forge_path_within "$forge_mhp" "${line#* }"; } || continue
-		if [ "${2:-}" = create ] && [ ! -e "$forge_mhp" ] && [ ! -L "$forge_mhp" ]; then
-			mkdir -p -- "${forge_mhp%/*}" 2>/dev/null || :
+		{ [ "${line%% *}" = rw ] && forge_path_within "$hooks" "${line#* }"; } || continue
+		if [ "${2:-}" = create ] && [ ! -e "$hooks" ] && [ ! -L "$hooks" ]; then
+			mkdir -p -- "${hooks%/*}" 2>/dev/null || :
 		fi
-		forge_mounts_protect "$forge_mhp" 'git hooks dir (core.hooksPath)' "${2:-}"
+		forge_mounts_protect "$hooks" 'git hooks dir (core.hooksPath)' "${2:-}"
 		return 0
 	done
 }

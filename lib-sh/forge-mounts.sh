@@ -48,24 +48,25 @@ forge_canon_dir() {
 # exist yet: its nearest existing ancestor made physical, plus the rest.
 # Returns 1 when DIR is relative or its missing part has "." or "..".
 forge_canon_future() {
-	forge_canon_rest=
-	forge_canon_head=$1
+	local head rest
+	rest=
+	head=$1
 	while :; do
-		case $forge_canon_head in
+		case $head in
 		/) break ;;
-		*/) forge_canon_head=${forge_canon_head%/} ;;
+		*/) head=${head%/} ;;
 		*) break ;;
 		esac
 	done
-	case $forge_canon_head in /*) ;; *) return 1 ;; esac
-	while [ ! -d "$forge_canon_head" ]; do
-		case ${forge_canon_head##*/} in . | .. | '') return 1 ;; esac
-		forge_canon_rest=/${forge_canon_head##*/}$forge_canon_rest
-		forge_canon_head=${forge_canon_head%/*}
-		[ -n "$forge_canon_head" ] || forge_canon_head=/
+	case $head in /*) ;; *) return 1 ;; esac
+	while [ ! -d "$head" ]; do
+		case ${head##*/} in . | .. | '') return 1 ;; esac
+		rest=/${head##*/}$rest
+		head=${head%/*}
+		[ -n "$head" ] || head=/
 	done
-	forge_canon_dir "$forge_canon_head" || return 1
-	[ -z "$forge_canon_rest" ] || forge_canon=${forge_canon%/}$forge_canon_rest
+	forge_canon_dir "$head" || return 1
+	[ -z "$rest" ] || forge_canon=${forge_canon%/}$rest
 }
 
 # forge_mounts_candidate FLAG PATH WHAT: offers one of forge's own mounts
@@ -201,7 +202,7 @@ forge_mounts_optional() {
 # are mounted read-only, and nothing that is, holds or lies in the source
 # worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
-	local gitdir line rest
+	local common_dir dir gitdir line project rest
 	forge_mounts_backend=$2 forge_mounts_from=${4:-}
 	forge_mounts='' forge_mounts_why='' forge_mounts_reserved='' forge_mounts_custom=
 	forge_mounts_hidden_set
@@ -214,15 +215,15 @@ forge_mounts_plan() {
 	forge_canon_dir "$forge_git_dir" || forge_die 69 "cannot resolve the git dir $forge_git_dir"
 	gitdir=$forge_canon
 	forge_canon_dir "$forge_common_dir" || forge_die 69 "cannot resolve the git dir $forge_common_dir"
-	forge_mp_common=$forge_canon
+	common_dir=$forge_canon
 	forge_mounts_must "$gitdir" 'git dir'
-	forge_mounts_must "$forge_mp_common" 'git common dir'
-	forge_mounts_git "$forge_mp_common" "$gitdir" "${3:-}"
+	forge_mounts_must "$common_dir" 'git common dir'
+	forge_mounts_git "$common_dir" "$gitdir" "${3:-}"
 
 	# Hooks read-only, always: nothing in the sandbox may plant a hook the
 	# host's git runs. The evidence forge-verify gates on, read-only too:
 	# the agent it gates must not reset its own breaker.
-	forge_mounts_protect "$forge_mp_common/hooks" 'git hooks dir' "${3:-}"
+	forge_mounts_protect "$common_dir/hooks" 'git hooks dir' "${3:-}"
 	forge_mounts_hooks_path "$1" "${3:-}"
 	if [ "${3:-}" = create ] && [ ! -e "$1/.forge" ] && ! forge_exclude_forge_dir "$1"; then
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
@@ -238,44 +239,44 @@ forge_mounts_plan() {
 	forge_mounts_project_held='' forge_mounts_project_holds=
 	forge_sandbox_cfg_value projro
 	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
-		[ "$forge_mp_project" != "$1" ] && forge_mounts_optional "$forge_mp_project" 'project'; then
-		if forge_mounts_holds_rw "$forge_mp_project"; then
-			forge_mounts_reserved=$forge_mounts_reserved$forge_mp_project'
+		[ "$project" != "$1" ] && forge_mounts_optional "$project" 'project'; then
+		if forge_mounts_holds_rw "$project"; then
+			forge_mounts_reserved=$forge_mounts_reserved$project'
 '
-			forge_mounts_project_held=$forge_mp_project
+			forge_mounts_project_held=$project
 		else
-			forge_mounts_candidate ro "$forge_mp_project" project
+			forge_mounts_candidate ro "$project" project
 		fi
 	fi
 
 	if forge_sandbox_cfg_value toolout; then
-		forge_mp_dir=$forge_cfg_value
+		dir=$forge_cfg_value
 	else
 		forge_xdg_dir data || forge_xdg=/nonexistent/.local/share
-		forge_mp_dir=$forge_xdg/opencode/tool-output
+		dir=$forge_xdg/opencode/tool-output
 	fi
-	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.toolOutputDir &&
-		forge_canon_dir "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+	if [ -n "$dir" ] && forge_mounts_absolute "$dir" sandbox.toolOutputDir &&
+		forge_canon_dir "$dir" && ! forge_path_within "$forge_canon" "$1" &&
 		forge_mounts_hidden_ok "$forge_canon" sandbox.toolOutputDir &&
 		forge_mounts_optional "$forge_canon" 'tool output dir'; then
 		forge_mounts_candidate ro "$forge_canon" 'tool output dir'
 	fi
 
 	if forge_sandbox_cfg_value scratch; then
-		forge_mp_dir=$forge_cfg_value
+		dir=$forge_cfg_value
 	else
-		forge_mp_dir=${TMPDIR:-/tmp}/opencode
+		dir=${TMPDIR:-/tmp}/opencode
 	fi
-	if [ -n "$forge_mp_dir" ] && forge_mounts_absolute "$forge_mp_dir" sandbox.scratchDir &&
-		forge_canon_future "$forge_mp_dir" && ! forge_path_within "$forge_canon" "$1" &&
+	if [ -n "$dir" ] && forge_mounts_absolute "$dir" sandbox.scratchDir &&
+		forge_canon_future "$dir" && ! forge_path_within "$forge_canon" "$1" &&
 		forge_mounts_hidden_ok "$forge_canon" sandbox.scratchDir &&
-		forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"; then
-		if [ "${3:-}" = create ] && [ ! -d "$forge_mp_dir" ]; then
-			mkdir -p -- "$forge_mp_dir" 2>/dev/null ||
-				forge_warn "cannot create the scratch dir $forge_mp_dir"
+		forge_mounts_scratch_allowed "$forge_canon" "$dir"; then
+		if [ "${3:-}" = create ] && [ ! -d "$dir" ]; then
+			mkdir -p -- "$dir" 2>/dev/null ||
+				forge_warn "cannot create the scratch dir $dir"
 		fi
 		if [ "${3:-}" = create ]; then
-			forge_canon_dir "$forge_mp_dir" && forge_mounts_scratch_allowed "$forge_canon" "$forge_mp_dir"
+			forge_canon_dir "$dir" && forge_mounts_scratch_allowed "$forge_canon" "$dir"
 		fi && ! forge_path_within "$forge_canon" "$1" &&
 			forge_mounts_optional "$forge_canon" 'scratch dir' &&
 			forge_mounts_candidate rw "$forge_canon" 'scratch dir'
@@ -336,18 +337,19 @@ forge_mounts_absolute() {
 	return 1
 }
 
-# forge_mounts_project: sets forge_mp_project to the source project, the
-# main worktree of the repository, found as git finds it: the git common dir
-# (forge_mp_common, canonical) without its trailing "/.git". Returns 1 when
+# forge_mounts_project: for forge_mounts_plan (called by it only: reads its
+# local common_dir and sets its local project), sets project to the source
+# project, the main worktree of the repository, found as git finds it: the
+# git common dir (common_dir, canonical) without its trailing "/.git". Returns 1 when
 # there is none: a bare repository, or a git dir not named .git (git itself
 # cannot tell where that repository's main worktree is).
 forge_mounts_project() {
 	local bare
-	case $forge_mp_common in */?*/.git) ;; *) return 1 ;; esac
-	bare=$(forge_git --git-dir="$forge_mp_common" config --bool core.bare 2>/dev/null) || bare=false
+	case $common_dir in */?*/.git) ;; *) return 1 ;; esac
+	bare=$(forge_git --git-dir="$common_dir" config --bool core.bare 2>/dev/null) || bare=false
 	[ "$bare" != true ] || return 1
-	forge_mp_project=${forge_mp_common%/.git}
-	[ -d "$forge_mp_project" ]
+	project=${common_dir%/.git}
+	[ -d "$project" ]
 }
 
 # --- the plan of an isolated copy (forge-verify --isolated --sandbox) ----------

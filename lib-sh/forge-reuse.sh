@@ -6,7 +6,7 @@
 # Verdicts live as git notes on the verified tree (forge-reuse-notes.sh);
 # a verdict found there is replayed as this run's (forge_reuse_replay).
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
 
 # forge_reuse_config CLI: sets forge_reuse_on (1 or 0) from CLI ("on" for
 # --reuse, "off" for --no-reuse, which wins, "" for neither), else from
@@ -32,21 +32,22 @@ forge_reuse_config() {
 # the next key of a like state hashes only what changed. Exits 74 when git
 # cannot compute it.
 forge_reuse_tree() {
-	forge_rt_index=${GIT_INDEX_FILE:-$forge_git_dir/index}
-	forge_rt_tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-key.XXXXXX") ||
+	local index tmp
+	index=${GIT_INDEX_FILE:-$forge_git_dir/index}
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-key.XXXXXX") ||
 		forge_die 73 "cannot create a scratch folder in ${TMPDIR:-/tmp}"
 	# Seeded from the real index, only what changed is hashed; without one
 	# git starts from nothing.
-	[ ! -f "$forge_rt_index" ] || cp -- "$forge_rt_index" "$forge_rt_tmp/index" 2>/dev/null ||
-		rm -f -- "$forge_rt_tmp/index"
+	[ ! -f "$index" ] || cp -- "$index" "$tmp/index" 2>/dev/null ||
+		rm -f -- "$tmp/index"
 	forge_reuse_tree=$(
-		GIT_INDEX_FILE=$forge_rt_tmp/index
+		GIT_INDEX_FILE=$tmp/index
 		export GIT_INDEX_FILE
 		forge_git -C "$1" -c core.splitIndex=false -c advice.addEmbeddedRepo=false \
 			add -A >/dev/null 2>&1 &&
 			forge_git -C "$1" write-tree 2>/dev/null
 	) || forge_reuse_tree=
-	rm -rf -- "$forge_rt_tmp"
+	rm -rf -- "$tmp"
 	case $forge_reuse_tree in
 	'' | *[!0-9a-f]*) forge_die 74 "cannot compute the tree of the working state of $1" ;;
 	esac
@@ -57,23 +58,24 @@ forge_reuse_tree() {
 # slash, else the first executable file named WORD on PATH; nothing when
 # there is none. Builtins only.
 forge_reuse_program() {
+	local dir rest
 	forge_reuse_prog=
 	case $1 in
 	'') return 0 ;;
 	/*) forge_reuse_prog=$1; return 0 ;;
 	*/*) forge_reuse_prog=$2/$1; return 0 ;;
 	esac
-	forge_rp_rest=${PATH:-}:
-	while [ -n "$forge_rp_rest" ]; do
-		forge_rp_dir=${forge_rp_rest%%:*}
-		forge_rp_rest=${forge_rp_rest#*:}
-		case $forge_rp_dir in
-		'') forge_rp_dir=$2 ;;
+	rest=${PATH:-}:
+	while [ -n "$rest" ]; do
+		dir=${rest%%:*}
+		rest=${rest#*:}
+		case $dir in
+		'') dir=$2 ;;
 		/*) ;;
-		*) forge_rp_dir=$2/$forge_rp_dir ;;
+		*) dir=$2/$dir ;;
 		esac
-		if [ -f "$forge_rp_dir/$1" ] && [ -x "$forge_rp_dir/$1" ]; then
-			forge_reuse_prog=$forge_rp_dir/$1
+		if [ -f "$dir/$1" ] && [ -x "$dir/$1" ]; then
+			forge_reuse_prog=$dir/$1
 			return 0
 		fi
 	done
@@ -107,63 +109,64 @@ forge_reuse_path() {
 # configuration files or --sandbox needs no jq: the text is the same as jq
 # would make it.
 forge_reuse_key() {
-	forge_rk_root=$1 forge_rk_isolated=$2 forge_rk_sandbox=$3
+	local arg argc i isojson isolated names nl prints root sandbox sbjson value words
+	root=$1 isolated=$2 sandbox=$3
 	shift 3
 	[ "$#" -eq 0 ] || shift
-	forge_reuse_tree "$forge_rk_root"
-	[ "$#" -gt 0 ] || forge_steps_select "$forge_rk_root"
-	forge_reuse_trust='' forge_rk_isojson='{"setup":null,"keep":null,"setupKey":null}'
-	forge_rk_sbjson=- forge_rk_names=PATH forge_rk_words=
-	if [ "$#" -eq 0 ] || [ "${forge_config_files:-1}" != 0 ] || [ "$forge_rk_sandbox" = true ]; then
+	forge_reuse_tree "$root"
+	[ "$#" -gt 0 ] || forge_steps_select "$root"
+	forge_reuse_trust='' isojson='{"setup":null,"keep":null,"setupKey":null}'
+	sbjson=- names=PATH words=
+	if [ "$#" -eq 0 ] || [ "${forge_config_files:-1}" != 0 ] || [ "$sandbox" = true ]; then
 		forge_reuse_key_config "$@"
 	else
 		case $1 in *'
-'*) ;; *) forge_rk_words=$1 ;; esac
+'*) ;; *) words=$1 ;; esac
 	fi
-	forge_rk_prints='' forge_rk_nl='
-' forge_rk_n=$#
+	prints='' nl='
+' argc=$#
 	# The programs go after the argv (and a separator) in "$@".
 	set -- "$@" --
-	forge_list=$forge_rk_words
+	forge_list=$words
 	while forge_list_next; do
-		forge_reuse_program "$forge_item" "$forge_rk_root"
+		forge_reuse_program "$forge_item" "$root"
 		if [ -n "$forge_reuse_prog" ] && [ -e "$forge_reuse_prog" ]; then
 			set -- "$@" "$forge_reuse_prog"
 		else
-			forge_rk_prints="${forge_rk_prints}missing $forge_item$forge_rk_nl"
+			prints="${prints}missing $forge_item$nl"
 		fi
 	done
 	forge_reuse_text=$(
 		printf 'forge-verify-key 2\ntree %s\nforge %s\ntimeout %s\n' "$forge_reuse_tree" "$(forge_version)" \
 			"$forge_default_timeout"
-		if [ "$forge_rk_isolated" = 1 ]; then printf 'isolated %s\n' "$forge_rk_isojson"; else echo 'isolated false'; fi
-		printf 'sandbox %s\n' "$forge_rk_sbjson"
-		if [ "$forge_rk_n" -gt 0 ]; then
-			printf 'argv %s\n' "$forge_rk_n"
-			forge_rk_i=0
-			for forge_rk_arg in "$@"; do
-				forge_rk_i=$((forge_rk_i + 1))
-				[ "$forge_rk_i" -le "$forge_rk_n" ] || break
-				printf '%s\n' "${#forge_rk_arg}:$forge_rk_arg"
+		if [ "$isolated" = 1 ]; then printf 'isolated %s\n' "$isojson"; else echo 'isolated false'; fi
+		printf 'sandbox %s\n' "$sbjson"
+		if [ "$argc" -gt 0 ]; then
+			printf 'argv %s\n' "$argc"
+			i=0
+			for arg in "$@"; do
+				i=$((i + 1))
+				[ "$i" -le "$argc" ] || break
+				printf '%s\n' "${#arg}:$arg"
 			done
 		else
 			printf 'steps %s\n' "$forge_steps"
 		fi
-		forge_list=$forge_rk_names
+		forge_list=$names
 		while forge_list_next; do
 			if [ "$forge_item" = PATH ]; then
 				forge_reuse_path
 				if [ -n "${PATH+set}" ]; then printf 'env PATH %s:%s\n' "${#forge_reuse_path}" "$forge_reuse_path"; else echo 'env PATH unset'; fi
-			elif forge_rk_value=$(printenv -- "$forge_item" && echo .); then
-				forge_rk_value=${forge_rk_value%?.}
-				printf 'env %s %s:%s\n' "$forge_item" "${#forge_rk_value}" "$forge_rk_value"
+			elif value=$(printenv -- "$forge_item" && echo .); then
+				value=${value%?.}
+				printf 'env %s %s:%s\n' "$forge_item" "${#value}" "$value"
 			else
 				printf 'env %s unset\n' "$forge_item"
 			fi
 		done
-		printf '%s' "$forge_rk_prints"
+		printf '%s' "$prints"
 		# One stat for every program: path, size, mtime, inode.
-		shift "$forge_rk_n"
+		shift "$argc"
 		shift
 		[ "$#" -eq 0 ] || stat -L -c 'program %n %s %Y %i' -- "$@" 2>/dev/null || :
 		echo .
@@ -177,16 +180,17 @@ forge_reuse_key() {
 	esac
 }
 
-# forge_reuse_key_config [COMMAND [ARG...]]: for forge_reuse_key, reads with
-# one jq what the configuration adds to the key: forge_rk_isojson,
-# forge_rk_sbjson (with --sandbox), forge_rk_names (verify.reuse.env),
-# forge_reuse_trust, and forge_rk_words, the programs the steps start
-# (COMMAND, else the first word of each step's run, and sh).
+# forge_reuse_key_config [COMMAND [ARG...]]: for forge_reuse_key (called by
+# it only, it reads its local sandbox and sets its locals), reads with one jq
+# what the configuration adds to the key: isojson, sbjson (with --sandbox),
+# names (verify.reuse.env), forge_reuse_trust, and words, the programs the
+# steps start (COMMAND, else the first word of each step's run, and sh).
 forge_reuse_key_config() {
+	local out
 	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_rk_out=$(printf '%s' "${1:-}" | jq -R -s -r \
+	out=$(printf '%s' "${1:-}" | jq -R -s -r \
 		--argjson config "$forge_config" --argjson steps "${forge_steps:-null}" --argjson argc "$#" \
-		--arg sandbox "$forge_rk_sandbox" '
+		--arg sandbox "$sandbox" '
 		def firstword: sub("^[[:space:]]+"; "")
 		  | sub("^([A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*[[:space:]]+)+"; "")
 		  | ([capture("^(?<w>[^[:space:];&|()<>`\"'"'"'$\\\\]+)").w] | first // "");
@@ -205,17 +209,17 @@ forge_reuse_key_config() {
 		  ((if $argc > 0 then [$argv0] else ["sh", ($steps[].run | firstword)] end)
 		    | unique[] | select(. != "" and (test("\n") | not)) | "W\(.)")') ||
 		forge_die 70 "jq failed while computing the reuse key"
-	forge_rk_names='' forge_rk_words=''
-	forge_list=$forge_rk_out
+	names='' words=''
+	forge_list=$out
 	while forge_list_next; do
 		case $forge_item in
-		I*) forge_rk_isojson=${forge_item#I} ;;
-		S*) forge_rk_sbjson=${forge_item#S} ;;
-		N*) forge_rk_names=$forge_rk_names${forge_item#N}'
+		I*) isojson=${forge_item#I} ;;
+		S*) sbjson=${forge_item#S} ;;
+		N*) names=$names${forge_item#N}'
 ' ;;
 		T*) forge_reuse_trust=$forge_reuse_trust${forge_item#T}'
 ' ;;
-		W*) forge_rk_words=$forge_rk_words${forge_item#W}'
+		W*) words=$words${forge_item#W}'
 ' ;;
 		Etrust*) forge_die 65 "configuration: key verify.reuse.trust: ${forge_item#Etrust?} is not the full name of a notes ref (refs/...) other than refs/notes/forge-verify" ;;
 		E*) forge_die 65 "configuration: key verify.reuse.env: ${forge_item#Eenv?} is not a variable name" ;;
@@ -239,12 +243,13 @@ forge_reuse_print() {
 # forge_reuse_age SECONDS: sets forge_reuse_age to a short form of a
 # duration: 42s, 5m, 3h, 2d (0s when negative: another host's clock).
 forge_reuse_age() {
-	forge_ra=$1
-	[ "$forge_ra" -ge 0 ] 2>/dev/null || forge_ra=0
-	if [ "$forge_ra" -lt 120 ]; then forge_reuse_age=${forge_ra}s
-	elif [ "$forge_ra" -lt 7200 ]; then forge_reuse_age=$((forge_ra / 60))m
-	elif [ "$forge_ra" -lt 172800 ]; then forge_reuse_age=$((forge_ra / 3600))h
-	else forge_reuse_age=$((forge_ra / 86400))d
+	local seconds
+	seconds=$1
+	[ "$seconds" -ge 0 ] 2>/dev/null || seconds=0
+	if [ "$seconds" -lt 120 ]; then forge_reuse_age=${seconds}s
+	elif [ "$seconds" -lt 7200 ]; then forge_reuse_age=$((seconds / 60))m
+	elif [ "$seconds" -lt 172800 ]; then forge_reuse_age=$((seconds / 3600))h
+	else forge_reuse_age=$((seconds / 86400))d
 	fi
 }
 
@@ -256,12 +261,13 @@ forge_reuse_age() {
 # the record is written without jq. Retention is left to the next run that
 # runs steps. Sets forge_verdict, and forge_reuse_age for forge_reuse_print_verdict.
 forge_reuse_replay() {
+	local change_json head_json
 	forge_verdict=$forge_reuse_verdict
 	forge_breaker_update "$forge_reuse_verdict" "$forge_threshold"
-	forge_rr_change=null forge_rr_head=null
-	[ -z "$2" ] || forge_rr_change="\"$2\""
-	[ -z "${forge_head:-}" ] || forge_rr_head="\"$forge_head\""
-	forge_record_json="{\"ts\":\"$forge_ts\",\"event\":\"verify\",\"run\":\"$forge_run_id\",\"verdict\":\"$forge_reuse_verdict\",\"isolated\":$1,\"sandbox\":null,\"change\":$forge_rr_change,\"head\":$forge_rr_head,\"tree\":\"$forge_reuse_tree\",\"tested\":null,\"reused\":{\"run\":\"$forge_reuse_run\",\"host\":\"$forge_reuse_host\"},\"steps\":[],\"streak\":$forge_streak,\"breaker\":\"$forge_breaker\",\"key\":\"$forge_reuse_key\"}"
+	change_json=null head_json=null
+	[ -z "$2" ] || change_json="\"$2\""
+	[ -z "${forge_head:-}" ] || head_json="\"$forge_head\""
+	forge_record_json="{\"ts\":\"$forge_ts\",\"event\":\"verify\",\"run\":\"$forge_run_id\",\"verdict\":\"$forge_reuse_verdict\",\"isolated\":$1,\"sandbox\":null,\"change\":$change_json,\"head\":$head_json,\"tree\":\"$forge_reuse_tree\",\"tested\":null,\"reused\":{\"run\":\"$forge_reuse_run\",\"host\":\"$forge_reuse_host\"},\"steps\":[],\"streak\":$forge_streak,\"breaker\":\"$forge_breaker\",\"key\":\"$forge_reuse_key\"}"
 	forge_timeline_append "$forge_record_json"
 	[ -z "$2" ] || forge_change_write "$2"
 	forge_recorded=1
@@ -272,13 +278,14 @@ forge_reuse_replay() {
 # "Verdict: PASS (reused run <id> from <age> ago, <host>)", coloured as
 # forge_verdict_print does.
 forge_reuse_print_verdict() {
-	forge_rpv_rest=" (reused run $forge_reuse_run from $forge_reuse_age ago, $forge_reuse_host)"
+	local reused
+	reused=" (reused run $forge_reuse_run from $forge_reuse_age ago, $forge_reuse_host)"
 	if forge_use_color; then
 		case $forge_reuse_verdict in
-		PASS) printf 'Verdict: \033[32mPASS\033[0m%s\n' "$forge_rpv_rest" ;;
-		*) printf 'Verdict: \033[31m%s\033[0m%s\n' "$forge_reuse_verdict" "$forge_rpv_rest" ;;
+		PASS) printf 'Verdict: \033[32mPASS\033[0m%s\n' "$reused" ;;
+		*) printf 'Verdict: \033[31m%s\033[0m%s\n' "$forge_reuse_verdict" "$reused" ;;
 		esac
 	else
-		printf 'Verdict: %s%s\n' "$forge_reuse_verdict" "$forge_rpv_rest"
+		printf 'Verdict: %s%s\n' "$forge_reuse_verdict" "$reused"
 	fi
 }
