@@ -60,6 +60,25 @@ commit_files() {
 	check_copy
 }
 
+@test "the user's index is never written, not even when its stat data is stale" {
+	commit_files
+	# text.txt touched: its stat data no longer matches, its content does.
+	touch -m -d "@$(($(date +%s) + 5))" text.txt
+	before=$(sha256sum <.git/index)
+	run forge-verify -q --isolated -- true
+	assert_success
+	assert_equal "$(sha256sum <.git/index)" "$before"
+	for round in 1 2; do
+		run forge-verify -q --isolated --warm -- true
+		assert_success
+		assert_equal "$(sha256sum <.git/index)" "$before"
+	done
+	# What forge reads the changes with would have written it (git 2.39
+	# refreshes the index in git diff, --no-optional-locks or not).
+	git --no-optional-locks diff HEAD >/dev/null
+	[ "$(sha256sum <.git/index)" != "$before" ]
+}
+
 @test "a binary file change" {
 	commit_files
 	head -c 4096 /dev/urandom >blob.bin
