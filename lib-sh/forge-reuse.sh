@@ -37,8 +37,11 @@ forge_reuse_tree() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/forge-key.XXXXXX") ||
 		forge_die 73 "cannot create a scratch folder in ${TMPDIR:-/tmp}"
 	# Seeded from the real index, only what changed is hashed; without one
-	# git starts from nothing.
-	[ ! -f "$index" ] || cp -- "$index" "$tmp/index" 2>/dev/null ||
+	# git starts from nothing. The copy keeps the index's time: git trusts an
+	# entry's stat data only when the entry is older than the index file
+	# (racy git), and a newer copy would hide a same-size rewrite made in the
+	# second the index was written.
+	[ ! -f "$index" ] || cp -p -- "$index" "$tmp/index" 2>/dev/null ||
 		rm -f -- "$tmp/index"
 	forge_reuse_tree=$(
 		GIT_INDEX_FILE=$tmp/index
