@@ -132,3 +132,33 @@ timeline() {
 	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
 	assert_line r1
 }
+
+@test "retention: a record the shell would read otherwise than jq is left to jq" {
+	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
+	# An escaped run ID: jq reads 20261201T090000Z-1, whose folder the
+	# shell's reading would let retention remove.
+	timeline "${r/Z-1\"/Z-\\u0031\"}"
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_output no
+	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+	# A reused run's ID likewise.
+	timeline "${r/\"reused\":null/\"reused\":{\"run\":\"20261201T090000Z-\\u0032\",\"host\":\"h\"\}}"
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_output no
+	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-2
+	# A line cut short, or two records on one line: jq reads neither.
+	for line in "${r%\"streak\"*}" "${r%?}" "$r$r"; do
+		timeline "$line"
+		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+		assert_output no
+		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+		refute_line 20261201T090000Z-1
+	done
+	# A CRLF line is read, by both.
+	timeline "$r"$'\r'
+	SOURCES=1 same 0 PASS false '' h t test x 0 1 ''
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+}
