@@ -162,7 +162,7 @@ forge_record_sh() {
 # writes (then jq reads them). A quote inside a JSON string is escaped (and
 # a run ID holds none), so the patterns below match only forge's own keys.
 forge_record_kept() {
-	local cr ifs="$IFS" kept line noglob='' run
+	local cr head ifs="$IFS" kept line noglob='' run
 	cr=$(printf '\r')
 	case $- in *f*) noglob=1 ;; esac
 	set -f
@@ -192,13 +192,22 @@ forge_record_kept() {
 		forge_json_plain "$run" || return 1
 		kept="$kept$run
 "
+		# jq reads the last of two keys of one name: a line with a key
+		# "run" or "reused" (or "steps") where forge writes none is left to
+		# it. Before the steps, "run" is the record's and the reused run's.
 		case $line in
-		*',"reused":null,"steps":'*) ;;
-		*',"reused":{"run":"'*)
+		*',"steps":['*',"steps":['* | *',"steps":['*'"reused":'* | *'],"streak":'*'"run":'*) return 1 ;;
+		esac
+		head=${line%%',"steps":['*}
+		case $head in
+		*'"run":'*'"run":'*'"run":'*) return 1 ;;
+		*',"reused":null')
+			case $head in *'"run":'*'"run":'*) return 1 ;; esac ;;
+		*',"reused":{"run":"'*'"}')
 			# Taken apart only when short (a reused run's record has no
 			# steps): the shell's ${line#*...} is quadratic in its length.
 			[ "${#line}" -le 4096 ] || return 1
-			run=${line#*',"reused":{"run":"'}
+			run=${head#*',"reused":{"run":"'}
 			run=${run%%\"*}
 			forge_json_plain "$run" || return 1
 			kept="$kept$run

@@ -162,3 +162,18 @@ timeline() {
 	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
 	assert_line 20261201T090000Z-1
 }
+
+@test "retention: a record with a second key of one name is left to jq, which reads the last" {
+	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
+	for line in "${r/\"verdict\"/\"run\":\"20261201T090000Z-2\",\"verdict\"}" \
+		"${r/%\}/,\"run\":\"20261201T090000Z-2\"\}}" \
+		"$(sed 's/"reused":null/"reused":{"run":"20261201T090000Z-2","host":"h"}/; s/"sandbox":null/"sandbox":{"a":1,"reused":null,"steps":[]}/' <<<"$r")" \
+		"${r/\"reused\":null/\"reused\":null,\"steps\":[],\"reused\":{\"run\":\"20261201T090000Z-2\"\}}" \
+		"${r/\"steps\":\[\]/\"steps\":[],\"reused\":{\"run\":\"20261201T090000Z-2\"\}}"; do
+		timeline "$line"
+		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+		assert_output no
+		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+		assert_line 20261201T090000Z-2
+	done
+}
