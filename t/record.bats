@@ -177,3 +177,15 @@ timeline() {
 		assert_line 20261201T090000Z-2
 	done
 }
+
+@test "retention: a timeline line that is not UTF-8 (a character cut short) still keeps its runs, in a UTF-8 locale" {
+	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
+	b=${r/closed/$'\xc3'}
+	timeline "${b/Z-1/Z-2}" "$r"
+	LC_ALL=C.UTF-8 SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+	assert_line 20261201T090000Z-2
+	LC_ALL=C.UTF-8 SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+	assert_line 20261201T090000Z-2
+}
