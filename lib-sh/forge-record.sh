@@ -162,7 +162,8 @@ forge_record_sh() {
 # writes (then jq reads them). A quote inside a JSON string is escaped (and
 # a run ID holds none), so the patterns below match only forge's own keys.
 forge_record_kept() {
-	local ifs="$IFS" kept line noglob='' run
+	local cr head ifs="$IFS" kept line noglob='' run
+	cr=$(printf '\r')
 	case $- in *f*) noglob=1 ;; esac
 	set -f
 	IFS='
@@ -174,21 +175,42 @@ forge_record_kept() {
 	kept='
 '
 	for line; do
+		# A whole record, one to a line, as jq reads it: a trailing CR is
+		# JSON's whitespace; a line cut short (no "breaker" after the steps,
+		# no closing "}") or two records run together jq does not read.
+		# (Not ${line%"$cr"}: bash and busybox take time quadratic in the
+		# length of a line without one.)
+		case $line in *"$cr") line=${line%?} ;; esac
 		case $line in
-		'{"ts":"'????-??-??T??:??:??Z'","event":"verify","run":"'*) ;;
+		?*'{"ts":"'*) return 1 ;;
+		'{"ts":"'????-??-??T??:??:??Z'","event":"verify","run":"'*',"breaker":"'*'"}') ;;
 		*) return 1 ;;
 		esac
 		run=${line#'{"ts":"'????-??-??T??:??:??Z'","event":"verify","run":"'}
-		kept="$kept${run%%\"*}
+		# An ID with an escape in it (\u0031) is not what jq reads.
+		run=${run%%\"*}
+		forge_json_plain "$run" || return 1
+		kept="$kept$run
 "
+		# jq reads the last of two keys of one name: a line with a key
+		# "run" or "reused" (or "steps") where forge writes none is left to
+		# it. Before the steps, "run" is the record's and the reused run's.
 		case $line in
-		*',"reused":null,"steps":'*) ;;
-		*',"reused":{"run":"'*)
+		*',"steps":['*',"steps":['* | *',"steps":['*'"reused":'* | *'],"streak":'*'"run":'*) return 1 ;;
+		esac
+		head=${line%%',"steps":['*}
+		case $head in
+		*'"run":'*'"run":'*'"run":'*) return 1 ;;
+		*',"reused":null')
+			case $head in *'"run":'*'"run":'*) return 1 ;; esac ;;
+		*',"reused":{"run":"'*'"}')
 			# Taken apart only when short (a reused run's record has no
 			# steps): the shell's ${line#*...} is quadratic in its length.
 			[ "${#line}" -le 4096 ] || return 1
-			run=${line#*',"reused":{"run":"'}
-			kept="$kept${run%%\"*}
+			run=${head#*',"reused":{"run":"'}
+			run=${run%%\"*}
+			forge_json_plain "$run" || return 1
+			kept="$kept$run
 " ;;
 		*) return 1 ;;
 		esac

@@ -192,7 +192,10 @@ forge_runs_kept_sources() {
 	forge_state_path "$timeline" file || return 1
 	forge_state_path "$forge_state_dir/changes" dir || return 1
 	if [ -f "$timeline" ] && [ "$count" -gt 0 ]; then
-		grep -F '"event":"verify"' -- "$timeline" | tail -n "$count" || return 1
+		# -a: a line that is not UTF-8 (a character cut short) would make
+		# grep, in a UTF-8 locale, print "binary file matches" instead of
+		# the records, and retention remove the runs they keep.
+		grep -a -F '"event":"verify"' -- "$timeline" | tail -n "$count" || return 1
 	fi
 	# Most repositories have no change record: no find for them.
 	set -- "$forge_state_dir"/changes/*.json

@@ -132,3 +132,60 @@ timeline() {
 	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
 	assert_line r1
 }
+
+@test "retention: a record the shell would read otherwise than jq is left to jq" {
+	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
+	# An escaped run ID: jq reads 20261201T090000Z-1, whose folder the
+	# shell's reading would let retention remove.
+	timeline "${r/Z-1\"/Z-\\u0031\"}"
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_output no
+	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+	# A reused run's ID likewise.
+	timeline "${r/\"reused\":null/\"reused\":{\"run\":\"20261201T090000Z-\\u0032\",\"host\":\"h\"\}}"
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_output no
+	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-2
+	# A line cut short, or two records on one line: jq reads neither.
+	for line in "${r%\"streak\"*}" "${r%?}" "$r$r"; do
+		timeline "$line"
+		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+		assert_output no
+		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+		refute_line 20261201T090000Z-1
+	done
+	# A CRLF line is read, by both.
+	timeline "$r"$'\r'
+	SOURCES=1 same 0 PASS false '' h t test x 0 1 ''
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+}
+
+@test "retention: a record with a second key of one name is left to jq, which reads the last" {
+	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
+	for line in "${r/\"verdict\"/\"run\":\"20261201T090000Z-2\",\"verdict\"}" \
+		"${r/%\}/,\"run\":\"20261201T090000Z-2\"\}}" \
+		"$(sed 's/"reused":null/"reused":{"run":"20261201T090000Z-2","host":"h"}/; s/"sandbox":null/"sandbox":{"a":1,"reused":null,"steps":[]}/' <<<"$r")" \
+		"${r/\"reused\":null/\"reused\":null,\"steps\":[],\"reused\":{\"run\":\"20261201T090000Z-2\"\}}" \
+		"${r/\"steps\":\[\]/\"steps\":[],\"reused\":{\"run\":\"20261201T090000Z-2\"\}}"; do
+		timeline "$line"
+		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+		assert_output no
+		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+		assert_line 20261201T090000Z-2
+	done
+}
+
+@test "retention: a timeline line that is not UTF-8 (a character cut short) still keeps its runs, in a UTF-8 locale" {
+	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
+	b=${r/closed/$'\xc3'}
+	timeline "${b/Z-1/Z-2}" "$r"
+	LC_ALL=C.UTF-8 SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+	assert_line 20261201T090000Z-2
+	LC_ALL=C.UTF-8 SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_line 20261201T090000Z-1
+	assert_line 20261201T090000Z-2
+}
