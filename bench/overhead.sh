@@ -9,7 +9,8 @@
 #           --porcelain, 5,000 files with 50 edits and 20 untracked (<= 10x)
 #   cold    forge-verify -q --isolated -- true over a bare
 #           git worktree add --detach + git worktree remove --force, at
-#           5,000 and 20,000 files (<= 1.15x)
+#           5,000 and 20,000 files (<= 1.15x); and over the same with git's
+#           parallel checkout (checkout.workers=0), which forge's copies use
 #
 # Every round runs each variant once, next to its reference (the disk's
 # noise hits both alike), for ROUNDS (7) rounds; a ratio is taken per round,
@@ -35,6 +36,11 @@ time_ms() { bench_time_ms "$@"; }
 
 bare_worktree() {
 	git worktree add -q --detach "$work/wt" HEAD && git worktree remove --force "$work/wt"
+}
+
+# The same with git's parallel checkout, as forge's copies use it.
+bare_worktree_parallel() {
+	git -c checkout.workers=0 worktree add -q --detach "$work/wt" HEAD && git worktree remove --force "$work/wt"
 }
 
 # stats FILE: "median min max" of the numbers in FILE (one per line).
@@ -65,7 +71,7 @@ if command -v strace >/dev/null 2>&1; then
 	execs=$(grep -c 'execve(' "$work/execs")
 fi
 
-for f in plain warm status wratio c5 a5 cratio5 c20 a20 cratio20; do : >"$work/$f.ms"; done
+for f in plain warm status wratio c5 a5 p5 cratio5 pratio5 c20 a20 p20 cratio20 pratio20; do : >"$work/$f.ms"; done
 n=0
 while [ "$n" -lt "$ROUNDS" ]; do
 	# The last round's cold copies (gigabytes of small files at 20,000)
@@ -81,15 +87,21 @@ while [ "$n" -lt "$ROUNDS" ]; do
 	ratio_to "$work/wratio.ms" "$w" "$s"
 	a=$(time_ms "$work/r5k" bare_worktree)
 	c=$(time_ms "$work/r5k" "$FORGE_VERIFY" -q --isolated -- true)
+	p=$(time_ms "$work/r5k" bare_worktree_parallel)
 	echo "$a" >>"$work/a5.ms"
 	echo "$c" >>"$work/c5.ms"
+	echo "$p" >>"$work/p5.ms"
 	ratio_to "$work/cratio5.ms" "$c" "$a"
+	ratio_to "$work/pratio5.ms" "$c" "$p"
 	if [ "${BIG:-1}" != 0 ]; then
 		a=$(time_ms "$work/r20k" bare_worktree)
 		c=$(time_ms "$work/r20k" "$FORGE_VERIFY" -q --isolated -- true)
+		p=$(time_ms "$work/r20k" bare_worktree_parallel)
 		echo "$a" >>"$work/a20.ms"
 		echo "$c" >>"$work/c20.ms"
+		echo "$p" >>"$work/p20.ms"
 		ratio_to "$work/cratio20.ms" "$c" "$a"
+		ratio_to "$work/pratio20.ms" "$c" "$p"
 	fi
 	n=$((n + 1))
 done
@@ -108,8 +120,12 @@ line "  warm / git status" "target <= 10" wratio.ms
 line "git worktree add --detach + remove, 5,000 files (ms)" "" a5.ms
 line "forge-verify -q --isolated -- true, 5,000 files (ms)" "" c5.ms
 line "  cold / worktree add+remove, 5,000 files" "target <= 1.15" cratio5.ms
+line "git -c checkout.workers=0 worktree add + remove, 5,000 files" "" p5.ms
+line "  cold / that (the same parallel checkout)" "" pratio5.ms
 if [ "${BIG:-1}" != 0 ]; then
 	line "git worktree add --detach + remove, 20,000 files (ms)" "" a20.ms
 	line "forge-verify -q --isolated -- true, 20,000 files (ms)" "" c20.ms
 	line "  cold / worktree add+remove, 20,000 files" "target <= 1.15" cratio20.ms
+	line "git -c checkout.workers=0 worktree add + remove, 20,000 files" "" p20.ms
+	line "  cold / that (the same parallel checkout)" "" pratio20.ms
 fi

@@ -834,3 +834,22 @@ kept_dir() { printf '%s\n' "$REPO/.forge/runs/$(grep -F '"event":"verify"' "$REP
 	[ -z "$stderr" ]
 	[ "$(cat "$(kept_dir)/out.log")" = third ]
 }
+
+@test "a copy's files are written by git's parallel checkout, cold and warm, with the same result" {
+	need_strace
+	commit_files
+	for i in $(seq 1 150); do echo "$i" >"many-$i.txt"; done
+	git add -A && git commit -qm many
+	echo edit >>many-7.txt
+	check_copy
+	for mode in '' --warm; do
+		# shellcheck disable=SC2086 # an option or none
+		strace -f -qq -s 256 -e trace=execve -o "$SCRATCH/execs" forge-verify -q --isolated $mode -- true
+		grep -v ' = -1 ' "$SCRATCH/execs" >"$SCRATCH/ran"
+		run grep -c '"checkout.workers=0"' "$SCRATCH/ran"
+		assert_output 1
+		# With more than one core, git starts its workers for 150 files.
+		[ "$(nproc)" -lt 2 ] || grep -q '"checkout--worker"' "$SCRATCH/ran"
+	done
+	check_copy --warm
+}
