@@ -116,16 +116,22 @@ timeline() {
 	refute_line 20261201T090004Z-4
 }
 
+# left_to_jq LINE: with LINE as the timeline, the shell leaves what
+# retention keeps to jq, which reads it (its output is then "output").
+left_to_jq() {
+	timeline "$1"
+	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
+	assert_output no
+	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	assert_success
+}
+
 @test "a record of another shape, or a broken one, is left to jq" {
 	for line in '{"event":"verify","ts":"2026-12-01T09:00:00Z","run":"r1","reused":null,"steps":[]}' \
 		'{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"r2","reused":{"host":"h","run":"r3"},"steps":[]}' \
 		'{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"r4"' \
 		'{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"r5","steps":[]}'; do
-		timeline "$line"
-		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
-		assert_output no
-		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
-		assert_success
+		left_to_jq "$line"
 	done
 	# jq reads what it can: the record out of order is still read.
 	timeline '{"event":"verify","ts":"2026-12-01T09:00:00Z","run":"r1","reused":null,"steps":[]}'
@@ -137,23 +143,14 @@ timeline() {
 	r='{"ts":"2026-12-01T09:00:00Z","event":"verify","run":"20261201T090000Z-1","verdict":"PASS","isolated":false,"sandbox":null,"change":null,"head":null,"tree":null,"tested":null,"reused":null,"steps":[],"streak":0,"breaker":"closed"}'
 	# An escaped run ID: jq reads 20261201T090000Z-1, whose folder the
 	# shell's reading would let retention remove.
-	timeline "${r/Z-1\"/Z-\\u0031\"}"
-	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
-	assert_output no
-	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	left_to_jq "${r/Z-1\"/Z-\\u0031\"}"
 	assert_line 20261201T090000Z-1
 	# A reused run's ID likewise.
-	timeline "${r/\"reused\":null/\"reused\":{\"run\":\"20261201T090000Z-\\u0032\",\"host\":\"h\"\}}"
-	SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
-	assert_output no
-	SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+	left_to_jq "${r/\"reused\":null/\"reused\":{\"run\":\"20261201T090000Z-\\u0032\",\"host\":\"h\"\}}"
 	assert_line 20261201T090000Z-2
 	# A line cut short, or two records on one line: jq reads neither.
 	for line in "${r%\"streak\"*}" "${r%?}" "$r$r"; do
-		timeline "$line"
-		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
-		assert_output no
-		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+		left_to_jq "$line"
 		refute_line 20261201T090000Z-1
 	done
 	# A CRLF line is read, by both.
@@ -170,10 +167,7 @@ timeline() {
 		"$(sed 's/"reused":null/"reused":{"run":"20261201T090000Z-2","host":"h"}/; s/"sandbox":null/"sandbox":{"a":1,"reused":null,"steps":[]}/' <<<"$r")" \
 		"${r/\"reused\":null/\"reused\":null,\"steps\":[],\"reused\":{\"run\":\"20261201T090000Z-2\"\}}" \
 		"${r/\"steps\":\[\]/\"steps\":[],\"reused\":{\"run\":\"20261201T090000Z-2\"\}}"; do
-		timeline "$line"
-		SOURCES=1 run record sh 0 PASS false '' h t test x 0 1 ''
-		assert_output no
-		SOURCES=1 run record jq 0 PASS false '' h t test x 0 1 ''
+		left_to_jq "$line"
 		assert_line 20261201T090000Z-2
 	done
 }
