@@ -71,6 +71,19 @@ if command -v strace >/dev/null 2>&1; then
 	execs=$(grep -c 'execve(' "$work/execs")
 fi
 
+# cold_round REPO N: one round of the cold copy of REPO (N thousand files)
+# between the bare worktree and the one with a parallel checkout.
+cold_round() {
+	a=$(time_ms "$1" bare_worktree)
+	c=$(time_ms "$1" "$FORGE_VERIFY" -q --isolated -- true)
+	p=$(time_ms "$1" bare_worktree_parallel)
+	echo "$a" >>"$work/a$2.ms"
+	echo "$c" >>"$work/c$2.ms"
+	echo "$p" >>"$work/p$2.ms"
+	ratio_to "$work/cratio$2.ms" "$c" "$a"
+	ratio_to "$work/pratio$2.ms" "$c" "$p"
+}
+
 for f in plain warm status wratio c5 a5 p5 cratio5 pratio5 c20 a20 p20 cratio20 pratio20; do : >"$work/$f.ms"; done
 n=0
 while [ "$n" -lt "$ROUNDS" ]; do
@@ -85,24 +98,8 @@ while [ "$n" -lt "$ROUNDS" ]; do
 	echo "$s" >>"$work/status.ms"
 	echo "$w" >>"$work/warm.ms"
 	ratio_to "$work/wratio.ms" "$w" "$s"
-	a=$(time_ms "$work/r5k" bare_worktree)
-	c=$(time_ms "$work/r5k" "$FORGE_VERIFY" -q --isolated -- true)
-	p=$(time_ms "$work/r5k" bare_worktree_parallel)
-	echo "$a" >>"$work/a5.ms"
-	echo "$c" >>"$work/c5.ms"
-	echo "$p" >>"$work/p5.ms"
-	ratio_to "$work/cratio5.ms" "$c" "$a"
-	ratio_to "$work/pratio5.ms" "$c" "$p"
-	if [ "${BIG:-1}" != 0 ]; then
-		a=$(time_ms "$work/r20k" bare_worktree)
-		c=$(time_ms "$work/r20k" "$FORGE_VERIFY" -q --isolated -- true)
-		p=$(time_ms "$work/r20k" bare_worktree_parallel)
-		echo "$a" >>"$work/a20.ms"
-		echo "$c" >>"$work/c20.ms"
-		echo "$p" >>"$work/p20.ms"
-		ratio_to "$work/cratio20.ms" "$c" "$a"
-		ratio_to "$work/pratio20.ms" "$c" "$p"
-	fi
+	cold_round "$work/r5k" 5
+	[ "${BIG:-1}" = 0 ] || cold_round "$work/r20k" 20
 	n=$((n + 1))
 done
 
