@@ -54,7 +54,7 @@ forge_reuse_believed() {
 	local file line
 	file=$forge_state_dir/timeline.jsonl
 	[ ! -L "$forge_state_dir" ] && [ ! -L "$file" ] && [ -f "$file" ] || return 1
-	line=$(grep -F -e "\"event\":\"verify\",\"run\":\"$run\",\"verdict\":\"$verdict\"," \
+	line=$(grep -a -F -e "\"event\":\"verify\",\"run\":\"$run\",\"verdict\":\"$verdict\"," \
 		-- "$file" 2>/dev/null) || return 1
 	case $line in
 	*"\"key\":\"$forge_reuse_key\""*) return 0 ;;
@@ -187,7 +187,7 @@ forge_reuse_store_once() {
 	if [ -n "$old" ]; then
 		# The other keys' entries stay (well-formed lines only, newest first).
 		others=$(forge_git -C "$1" cat-file blob "$old:$forge_reuse_tree" 2>/dev/null |
-			grep -v -F -e "{\"key\":\"$forge_reuse_key\"," | grep -E '^\{"key":"[0-9a-f]+","verdict":"[A-Z]+",' |
+			grep -a -v -F -e "{\"key\":\"$forge_reuse_key\"," | grep -a -E '^\{"key":"[0-9a-f]+","verdict":"[A-Z]+",' |
 			head -n 31) || others=
 	fi
 	[ -z "$others" ] || note="$note

@@ -231,6 +231,20 @@ streak() { forge-state get .forge/breaker streak 0; }
 	echo "$output" | jq -e --arg r "$first" '.reused.run == $r'
 }
 
+@test "a record that is not UTF-8 is still the one a reuse believes and the one --report shows" {
+	forge-verify -q --reuse -- true
+	first=$(last_record | jq -r .run)
+	# A character cut short in it (a hand edit, another tool): grep, in a
+	# UTF-8 locale, would say "binary file matches" instead of printing it.
+	sed -i '$ s/"breaker":"closed"/"breaker":"closed","text":"caf\o303"/' .forge/timeline.jsonl
+	export LC_ALL=C.UTF-8
+	run --separate-stderr forge-verify --report
+	assert_success
+	assert_line --index 0 --partial "Run $first "
+	run --separate-stderr forge-verify --reuse -- true
+	assert_output --regexp "^Verdict: PASS \\(reused run $first "
+}
+
 @test "a reused run makes no run folder: reused runs never push the evidence they repeat out of retention" {
 	mkdir -p "$XDG_CONFIG_HOME/forge"
 	echo '{"verify": {"keepRuns": 2}}' >"$XDG_CONFIG_HOME/forge/config.json"
