@@ -53,28 +53,17 @@ forge_copy_scan() {
 # cannot be made, 2 when the untracked files cannot be listed (git's reason
 # in SCRATCH/scan.err).
 forge_copy_scan_run() {
-	local index
-	# git diff refreshes the index it reads and writes it back when it finds
-	# entries whose stat data is stale (a file touched, or committed in the
-	# same second), --no-optional-locks or not (git 2.39): it reads a copy in
-	# SCRATCH (an empty folder), and the user's index is never written. The
-	# copy keeps the index's time: git takes an entry as unchanged by its
-	# stat data only when it is older than the index file (racy git), and a
-	# newer copy would hide a same-size rewrite made in the same second.
-	index=${GIT_INDEX_FILE:-$forge_git_dir/index}
-	if [ -f "$index" ]; then
-		cp -p -- "$index" "$2/source.index" 2>"$2/scan.err" || return 1
-	fi
 	# Flags that user configuration cannot reshape: no colour, no external
 	# diff or textconv, full binary patches, standard a/ b/ prefixes, fixed
-	# context, submodules left alone.
-	(
-		GIT_INDEX_FILE=$2/source.index
-		export GIT_INDEX_FILE
-		forge_source_git "$1" diff HEAD --binary --full-index --no-color --no-ext-diff \
-			--no-textconv --no-renames --ignore-submodules=all --unified=3 \
-			--src-prefix=a/ --dst-prefix=b/ --output="$2/changes.patch"
-	) 2>"$2/scan.err" || return 1
+	# context, submodules left alone. And the user's index is never written:
+	# git diff refreshes the index it read and writes it back when an entry's
+	# stat data is stale (a file touched, or committed in the same second),
+	# --no-optional-locks or not (git 2.39), unless diff.autoRefreshIndex is
+	# off; a file whose content is unchanged is then still left out of the
+	# patch.
+	forge_source_git "$1" -c diff.autoRefreshIndex=false diff HEAD --binary --full-index --no-color \
+		--no-ext-diff --no-textconv --no-renames --ignore-submodules=all --unified=3 \
+		--src-prefix=a/ --dst-prefix=b/ --output="$2/changes.patch" 2>"$2/scan.err" || return 1
 	forge_source_git "$1" ls-files -z --others --exclude-standard >"$2/untracked" 2>"$2/scan.err" || return 2
 }
 
