@@ -162,8 +162,7 @@ forge_record_sh() {
 # writes (then jq reads them). A quote inside a JSON string is escaped (and
 # a run ID holds none), so the patterns below match only forge's own keys.
 forge_record_kept() {
-	local cr head ifs="$IFS" kept line noglob='' run
-	cr=$(printf '\r')
+	local cr='' head ifs="$IFS" kept line noglob='' run
 	case $- in *f*) noglob=1 ;; esac
 	set -f
 	IFS='
@@ -180,7 +179,12 @@ forge_record_kept() {
 		# no closing "}") or two records run together jq does not read.
 		# (Not ${line%"$cr"}: bash and busybox take time quadratic in the
 		# length of a line without one.)
-		case $line in *"$cr") line=${line%?} ;; esac
+		case $line in
+		*'"}') ;;
+		*)
+			[ -n "$cr" ] || cr=$(printf '\r')
+			case $line in *"$cr") line=${line%?} ;; esac ;;
+		esac
 		case $line in
 		?*'{"ts":"'*) return 1 ;;
 		'{"ts":"'????-??-??T??:??:??Z'","event":"verify","run":"'*',"breaker":"'*'"}') ;;
