@@ -228,7 +228,7 @@ forge_record_kept() {
 forge_record_log_name() {
 	local c rest
 	case $1 in
-	*[!ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-]*) ;;
+	*[!A-Za-z0-9._-]*) ;;
 	*) forge_record_log_name=$1; return 0 ;;
 	esac
 	[ "${#1}" -le 256 ] || return 1
@@ -237,31 +237,28 @@ forge_record_log_name() {
 		c=${rest%"${rest#?}"}
 		rest=${rest#?}
 		case $c in
-		[ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-]) ;;
+		[A-Za-z0-9._-]) ;;
 		*) c=_ ;;
 		esac
 		forge_record_log_name=$forge_record_log_name$c
 	done
 }
 
-# forge_json_plain STRING: true when STRING goes into JSON as it is: printable
-# ASCII without a quote or a backslash (what jq's tojson leaves as it is).
-# The characters are listed, never a range, so that no locale widens them.
+# forge_json_plain STRING: true when STRING goes into JSON as it is: a plain
+# message (forge_plain_chars: printable ASCII and tab) without a quote, a
+# backslash or a tab, which jq's tojson would escape.
 forge_json_plain() {
-	local plain
-	plain=']ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 !#$%&'"'"'()*+,./:;<=>?@[^_`{|}~-'
+	[ -n "${forge_plain_chars:-}" ] || forge_printable_def
 	case $1 in
-	*[!$plain]*) return 1 ;;
+	*[!"$forge_plain_chars"]* | *'"'* | *\\* | *'	'*) return 1 ;;
 	esac
 }
 
 # forge_json_uint STRING: true when STRING is a whole number as jq prints it
 # (no sign, no leading zero, at most 15 digits: exact in a double).
 forge_json_uint() {
-	case $1 in
-	'' | *[!0123456789]* | 0?*) return 1 ;;
-	esac
-	[ "${#1}" -le 15 ]
+	forge_is_uint "$1" && [ "${#1}" -le 15 ] || return 1
+	case $1 in 0?*) return 1 ;; esac
 }
 
 # forge_record_split TEXT: sets forge_record_json to the first line of TEXT
