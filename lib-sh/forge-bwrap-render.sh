@@ -5,8 +5,9 @@
 # sandbox sees of its network. Writes nothing (plan uses it too). The
 # lifecycle is forge-bwrap.sh's.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_bwrap_add ARG...: appends ARGs to forge_bwrap_plan, one per line.
 forge_bwrap_add() {

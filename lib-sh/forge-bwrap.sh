@@ -6,8 +6,9 @@
 # network forge-net-bwrap.sh and forge-net.sh, its image's root filesystem
 # forge-image.sh.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # --- state folder and owner ----------------------------------------------------
 

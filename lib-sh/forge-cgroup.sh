@@ -2,8 +2,9 @@
 # "Resources"): memory, cpu and pids through cgroups v2 or v1, where the
 # host lets this process make them; the plan's cpus and memory (MiB).
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_bwrap_cgroups NAME: sets forge_bwrap_cgroup_kind (v2, v1 or empty)
 # and forge_bwrap_cgroup_dirs, NAME's cgroup folders one per line (which

@@ -7,8 +7,9 @@
 # the probe wrote out, each make a probe count as got through, whatever the
 # probe said.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_check_probes fast|all: sets forge_ck_want to the probes, "NAME:CLASS",
 # in the order they are reported. The fast ones (filesystem, network,
@@ -268,7 +269,6 @@ EOF
 # line) is not the host's, the kernel probes test the guest's kernel: held. A probe OUT does not answer got through; the
 # class is the one WANT gives. Exits 0 when every probe held, else 1.
 forge_check_verdicts() {
-	# shellcheck disable=SC2016 # an awk program, not shell
 	head -c 65536 -- "$3" | LC_ALL=C awk -F '\t' -v want="$1" '
 		function clean(s) { gsub(/[^ -~]/, "?", s); return substr(s, 1, 300) }
 		FILENAME != "-" { if (!($1 in ov) || $2 == "escaped") ov[$1] = $2; od[$1] = (od[$1] != "") ? od[$1] "; " $3 : $3; next }
@@ -326,7 +326,6 @@ forge_check_print() {
 		done <<EOF
 $forge_check_results
 EOF
-		# shellcheck disable=SC2016 # a jq program, not shell
 		jq -cn '$ARGS.positional as $a
 			| [range(2; $a | length; 4) as $i | {name: $a[$i], class: $a[$i + 1], held: ($a[$i + 2] == "held"), detail: $a[$i + 3]}]
 			| {sandbox: $a[0], backend: $a[1], held: all(.[]; .held), probes: .}' --args -- "$@" ||

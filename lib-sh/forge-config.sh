@@ -3,6 +3,8 @@
 # the repository's forge.json cannot widen the sandbox.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_config_texts: sets the schema, the defaults and the jq program.
 # (Assigned when called, so that sourcing forge.sh defines functions only.)

@@ -4,6 +4,8 @@
 # snapshot (forge_copy_tree). A cold copy and a warm slot are filled alike.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_copy_fill ROOT COPY SCRATCH [OBJECTS]: replays ROOT's uncommitted
 # changes and untracked files into COPY (a checkout of HEAD) and computes the

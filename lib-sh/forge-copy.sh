@@ -15,6 +15,8 @@
 # Filling the copy with the working state is forge-copy-fill.sh's.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # --- where copies live ----------------------------------------------------------
 

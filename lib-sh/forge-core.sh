@@ -1,6 +1,8 @@
 # forge-core.sh — messages, exit codes, small validators and clocks shared by
 # every forge program. Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # Exit codes (SPEC section 2; sysexits where one fits).
 # 0 ok/PASS, 1 FAIL, 2 breaker open, 64 usage, 65 bad data, 69 unavailable,

@@ -4,6 +4,8 @@
 # Detection sees only the files a copy would contain.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_makefile_has_target FILE TARGET: true when FILE defines TARGET as a
 # rule target (also among several targets, or as a double-colon rule), not
@@ -137,7 +139,6 @@ forge_steps_detect() {
 
 	if forge_detect_has "$1" package.json; then
 		# The separate build goes when the test script, or pretest, runs it.
-		# shellcheck disable=SC2016 # a jq program, not shell
 		npm=$(jq -r '
 			if type != "object" then error("expected a JSON object") else . end
 			| (.scripts // {}) as $s

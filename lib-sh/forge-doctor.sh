@@ -3,6 +3,8 @@
 # doctor, which reports both backends (SPEC 4.1, 4.5).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_bwrap_probe: sets forge_bwrap_probe to available when bwrap can make
 # a user and a network namespace here, else to why not.

@@ -9,6 +9,8 @@
 # --recreate or --restart).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_live_split_dir ARG...: the optional DIR of log/allow/deny: the first
 # operand when it contains a '/'. Sets forge_live_dir ('' for none) and
@@ -160,7 +162,6 @@ forge_live_log() {
 	done
 	# The jq program that prints one decision as a human line (control
 	# bytes shown as '?').
-	# shellcheck disable=SC2016 # a jq program, not shell
 	human='"\(.ts)  \(.decision)  \(.method // "-") \(.host // "-"):\(.port // "-")  \(.address // "-")  \(.rule)" + (if .decision == "allow" then "  (\(.bytes) bytes)" else "" end) | gsub("[[:cntrl:]]"; "?")'
 	# A line that is not JSON (cut by a crash) is skipped, never fatal.
 	# shellcheck disable=SC2016 # a jq program, not shell
@@ -207,7 +208,6 @@ forge_live_ls_json() {
 			--argjson g "$(forge_live_grants "$name")" '$m + {($n): $g}') ||
 			forge_die 70 "jq failed while reading the live grants of $name"
 	done
-	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_bwrap_ls_json=$(printf '%s' "$forge_bwrap_ls_json" |
 		jq -c --argjson m "$map" 'map(. + {grants: ($m[.name] // [])})') ||
 		forge_die 70 "jq failed while listing the live grants"

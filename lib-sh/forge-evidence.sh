@@ -2,6 +2,8 @@
 # run's evidence folder as .forge/runs/<id>/files/<path> (SPEC 3.2).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_evidence_def: sets forge_evidence_jq to a jq program: from the lines of a step's output, every path that may
 # name a file of the copy, one a line, relative to its root: what follows

@@ -3,6 +3,8 @@
 # tree is removed, how a file forge did not write is read.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_is_real_dir PATH, forge_is_real_file PATH: PATH is a folder, a
 # regular file, and not through a symbolic link of its own.

@@ -3,6 +3,8 @@
 # forge and no read takes an optional lock. Part of forge.sh; source that,
 # not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_git ARG...: git with hooks disabled and without optional locks: a
 # read such as "git diff HEAD" on the user's repository never refreshes (and

@@ -1,8 +1,9 @@
 # forge-image.sh — `forge-sandbox build-image`: docker build, docker save,
 # msb load, with live progress (SPEC section 4.1). Part of forge.sh; source
 # that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_image_build [--tag REF] [--context DIR]: builds the sandbox image
 # from DIR (default: <pkgdatadir>/container) as REF (default: sandbox.image

@@ -3,8 +3,9 @@
 # what decides what the host's git reads kept read-only where the backend
 # can, the hooks dir, a core.hooksPath folder and the worktree's .forge.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_mounts_git COMMON GITDIR [create]: offers the git dirs (canonical):
 # COMMON, the common dir, and GITDIR, the worktree's own (COMMON itself, or

@@ -3,8 +3,9 @@
 # no read-write mount holding forge's own state for the sandbox, and for an
 # isolated copy nothing of the source worktree or its git dirs.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_mounts_scratch_allowed PATH [CONFIGURED]: true when the scratch dir
 # PATH (canonical; CONFIGURED is the path as configured, which PATH resolves)

@@ -6,8 +6,9 @@
 # with a newline, which the plan's lines cannot carry.
 # The git dirs and the protected folders are planned in forge-mounts-git.sh.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_path_unsafe PATH: true when the backend the plan is for
 # (forge_mounts_backend, msb unless it is bwrap) cannot mount PATH: for msb, one

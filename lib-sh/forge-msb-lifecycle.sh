@@ -4,6 +4,8 @@
 # and its renderer are forge-msb.sh's.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_sandbox_up ROOT NAME [recreate|restart]: adopts or creates sandbox
 # NAME for the worktree at ROOT, after forge_sandbox_plan ROOT NAME create
@@ -144,7 +146,6 @@ forge_sandbox_volume_sizes_check() {
 	for key in docker cache; do
 		name=$forge_sandbox_cache_volume
 		[ "$key" != docker ] || name=$forge_sandbox_docker_volume
-		# shellcheck disable=SC2016 # a jq program, not shell
 		have=$(printf '%s' "$json" | jq -rs --arg n "$name" --arg k "$key" --argjson plan "$forge_plan" '
 			if length == 1 and (.[0] | type) == "array" then
 			  $plan.disks[$k] as $mib

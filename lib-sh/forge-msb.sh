@@ -4,8 +4,9 @@
 # refused, never guessed at; and its renderer, the create argv from the plan
 # (forge-plan.jq). The sandbox's lifecycle is forge-msb-lifecycle.sh's.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_msb_find: sets forge_msb to the msb program: $FORGE_MSB when set
 # (an absolute path), else msb on PATH by forge_find_program, forge-shell's
@@ -101,7 +102,6 @@ forge_msb_doctor_report() {
 # when msb fails or answers anything but an array of sandboxes.
 forge_msb_status() {
 	forge_msb_ls
-	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_msb_status=$(printf '%s' "$forge_msb_ls_json" |
 		jq -r --arg n "$1" 'first(.[] | select(.name == $n) | .status) // ""') ||
 		forge_die 70 "jq failed while reading msb ls"
@@ -138,7 +138,6 @@ forge_msb_image_cached() {
 	local images verdict
 	images=$("$forge_msb" images --format json </dev/null) ||
 		forge_die 69 "msb images failed"
-	# shellcheck disable=SC2016 # a jq program, not shell
 	verdict=$(printf '%s' "$images" | jq -rs --arg r "$1" '
 		def norm: (if test("^[^/]+[.:][^/]*/") or startswith("localhost/") then . else
 		             (if test("/") then "docker.io/" + . else "docker.io/library/" + . end) end)
@@ -203,7 +202,6 @@ forge_msb_volume_rm() {
 	case $err in
 	*'volume not found'*) return 0 ;;
 	esac
-	# shellcheck disable=SC2016 # a jq program, not shell
 	listed=$("$forge_msb" volume ls --format json </dev/null 2>/dev/null |
 		jq -rs --arg n "$1" 'if length == 1 and (.[0] | type) == "array"
 			then (if any(.[0][]; .name? == $n) then "present" else "absent" end) else "bad" end' 2>/dev/null) ||

@@ -4,6 +4,8 @@
 # (forge-net.sh's proxy, secrets proxy, slirp4netns).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # Per sandbox, in its state folder STATEDIR (owner-only; net/ and
 # ca-bundle.crt are in DATADIR, the folder of its private folders, which is

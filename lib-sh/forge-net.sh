@@ -2,8 +2,9 @@
 # egress proxy, open mode's slirp4netns and nft, the secrets proxy. How the
 # namespace backend wires them into a sandbox is forge-net-bwrap.sh's.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 #
 # The interface forge-net-bwrap.sh uses (every STATEDIR is the sandbox's state
 # folder, owned by the invoker; every function exits with SPEC 2's codes):

@@ -4,8 +4,9 @@
 # answers. Each backend renders it: msb by forge-plan.jq's msb_argv,
 # bwrap by forge_bwrap_render. Its schema is in forge(7).
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_plan_jq STAGE [JQ-ARG...]: runs forge-plan.jq's stage_STAGE (STAGE
 # is forge's own word, never data) on standard input; prints its output.
@@ -67,7 +68,6 @@ forge_plan() {
 	root=$1 name=$2 backend=$3 create=${4:-} source=${5:-} stores=${6:-}
 	# The names set on the host: one awk for all (a name with a newline,
 	# or anything no configured name can be, is left out).
-	# shellcheck disable=SC2016 # an awk program, not shell
 	names=$(awk 'BEGIN { for (k in ENVIRON) if (k ~ /^[A-Za-z_][A-Za-z0-9_]*$/) print k; exit 0 }') ||
 		forge_die 70 "awk failed while reading the environment"
 	# What forge-netrule is asked: the allow entries, then every secret host

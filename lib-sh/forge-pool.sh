@@ -4,6 +4,8 @@
 # completely to HEAD before it is filled like a cold copy (forge-copy.sh).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_pool_base: sets forge_pool_base to forge/pool in the XDG cache
 # folder (forge_xdg_dir: a relative XDG_CACHE_HOME is ignored, as everywhere

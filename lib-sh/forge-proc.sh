@@ -3,6 +3,8 @@
 # lock held on a file descriptor is still on its file.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_proc_start PID: sets forge_proc_start to the start time of process
 # PID (from /proc; empty where there is none): with the PID, it tells a live
@@ -49,6 +51,5 @@ forge_owner_alive() {
 # while it holds it, so a run that opened the file before and locked it
 # after would hold a lock on a file no one else sees.
 forge_lock_held() {
-	# shellcheck disable=SC3013 # -ef: dash, bash and busybox sh all have it
 	[ "/dev/fd/${2:-9}" -ef "$1" ]
 }

@@ -3,6 +3,8 @@
 # longer exist, with what each frees.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_prune ROOT [--dry-run]: forge-verify --prune: removes this
 # repository's warm pool (slots in use by a run are left alone), the cold

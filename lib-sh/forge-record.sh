@@ -5,6 +5,8 @@
 # give the same line, byte for byte: t/record.bats holds them to it.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_record VERDICT ISOLATED CHANGE HEAD TREE [NAME RUN EXIT MS REASON]...
 # [ARG...]: records a verification: updates the breaker (forge_breaker_update
@@ -54,7 +56,6 @@ forge_record_jq() {
 	shift
 	# The "." after the last NUL keeps a final empty value (jq 1.6's split
 	# drops a trailing empty string); what retention reads follows it.
-	# shellcheck disable=SC2016 # a jq program, not shell
 	out=$({
 		printf '%s\0' "$@" && printf . &&
 			if [ "$sources" = 1 ]; then

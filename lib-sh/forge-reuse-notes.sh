@@ -8,6 +8,8 @@
 # lists in verify.reuse.trust.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_reuse_fanout: sets forge_reuse_fan2 and forge_reuse_fan4, the paths
 # of forge_reuse_tree's note in a notes tree that git fanned out (ab/cd...,
@@ -88,7 +90,6 @@ $ref:$forge_reuse_fan4 L
 	# cat-file prints "<type> <size> <tag>", then <size> bytes and a newline
 	# (or "<name> missing"); awk counts the bytes, so no line of a note can
 	# pass for a header.
-	# shellcheck disable=SC2016 # an awk program, not shell
 	out=$(printf '%s' "$req" |
 		forge_git -C "$1" cat-file --batch='%(objecttype) %(objectsize) %(rest)' 2>/dev/null |
 		LC_ALL=C awk -v want="{\"key\":\"$forge_reuse_key\"," '

@@ -7,6 +7,8 @@
 # a verdict found there is replayed as this run's (forge_reuse_replay).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_reuse_config CLI: sets forge_reuse_on (1 or 0) from CLI ("on" for
 # --reuse, "off" for --no-reuse, which wins, "" for neither), else from
@@ -190,7 +192,6 @@ forge_reuse_key() {
 # steps start (COMMAND, else the first word of each step's run, and sh).
 forge_reuse_key_config() {
 	local out
-	# shellcheck disable=SC2016 # a jq program, not shell
 	out=$(printf '%s' "${1:-}" | jq -R -s -r \
 		--argjson config "$forge_config" --argjson steps "${forge_steps:-null}" --argjson argc "$#" \
 		--arg sandbox "$sandbox" '

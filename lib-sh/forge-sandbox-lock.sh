@@ -3,6 +3,8 @@
 # for a busy sandbox or its lock (FORGE_SANDBOX_WAIT).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_sandbox_wait_setting: sets forge_sandbox_wait to FORGE_SANDBOX_WAIT
 # (default 30), how many seconds up waits for a busy sandbox or its lock.

@@ -3,6 +3,8 @@
 # secret names), and the drift of the configuration from it (SPEC 4.1).
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_sandbox_record_file ROOT NAME: sets forge_sandbox_record to the file
 # in ROOT's .forge/ that records what sandbox NAME was created with.

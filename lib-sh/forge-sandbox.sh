@@ -8,8 +8,9 @@
 # forge-bwrap-render.sh's, their lifecycles forge-msb-lifecycle.sh's and
 # forge-bwrap.sh's.
 # Part of forge.sh; source that, not this file.
-# shellcheck shell=sh
-# shellcheck disable=SC3043 # local: dash, bash and busybox ash all have it
+# shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # --- naming ------------------------------------------------------------------
 

@@ -4,6 +4,8 @@
 # warm slot, only when their key files changed.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_isolated_settings ROOT: sets forge_isolated_setup (a JSON array of
 # steps), forge_isolated_keep and forge_isolated_key (newline-separated
@@ -20,7 +22,6 @@ forge_isolated_settings() {
 		forge_isolated_key=$forge_detect_key_list
 		return 0
 	fi
-	# shellcheck disable=SC2016 # a jq program, not shell
 	out=$(printf '%s' "$forge_config" | jq -r --argjson ds "$forge_detect_setup" \
 		--argjson dk "$forge_detect_keep" --argjson dkey "$forge_detect_key" '
 		(.verify.isolated // {}) as $i

@@ -4,6 +4,8 @@
 # and every path under .forge/ passes forge_state_path first.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_state_path PATH file|dir: the one rule for what forge may create,
 # write, append to, delete or read as state under .forge/ (SPEC section 2;
@@ -211,7 +213,6 @@ forge_runs_kept_sources() {
 # one run ID per line between newlines, with one jq run of its own (the
 # record's jq run reads them itself: see forge_record).
 forge_runs_kept_ids() {
-	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_runs_kept=$(forge_runs_kept_sources "$forge_keep_runs" | jq -R -r 'fromjson? | objects | .run, (.reused | objects | .run) | strings') || return 1
 	forge_runs_kept="
 $forge_runs_kept

@@ -4,6 +4,8 @@
 # report on stderr.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_steps_queue STEPS DEFAULT_TIMEOUT KEY: reads every step of STEPS (a
 # JSON array of {name, run, timeout}; KEY names it in messages: verify.steps,
@@ -13,7 +15,6 @@
 forge_steps_queue() {
 	# Per step: "TIMEOUT<TAB>FILE<TAB>LINES<TAB>NAME", then its run text in
 	# LINES lines (it may hold newlines and tabs; never a NUL).
-	# shellcheck disable=SC2016 # a jq program, not shell
 	forge_step_queue=$(printf '%s' "$1" | jq -r --argjson t "$2" --arg key "$3" '
 		[ to_entries[] | .key as $i | .value as $s | "\($key)[\($i)]" as $k
 		  | if ($s.run | type) != "string" or $s.run == "" then {e: "\($k).run: a non-empty shell command is required"}

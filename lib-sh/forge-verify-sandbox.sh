@@ -5,6 +5,8 @@
 # (removed with the run) for a cold copy and for a warm slot alike.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_contain_begin ROOT [COPY cold|warm]: brings up the sandbox the steps
 # run in: the worktree's own (ROOT), or with COPY a sandbox of the same

@@ -3,6 +3,8 @@
 # recorded (forge-state.sh) and shown.
 # Part of forge.sh; source that, not this file.
 # shellcheck shell=dash # POSIX sh plus local (README, hacking notes)
+# shellcheck source=forge-vars.sh
+[ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
 # forge_verify_execute WORKDIR ISOLATED CHANGE HEAD TREE [-- COMMAND [ARG...]]:
 # runs the steps (COMMAND alone when given, else forge_steps) in WORKDIR and
@@ -203,7 +205,6 @@ forge_verdict_print() {
 # forge_report_human RECORD: renders a verify record (JSON) for people.
 forge_report_human() {
 	forge_printable_def
-	# shellcheck disable=SC2016 # a jq program, not shell
 	printf '%s' "$1" | jq -r "$forge_printable_jq"'
 		def secs: "\(. / 1000 | floor).\(. % 1000 / 100 | floor)s";
 		"Run \(.run) at \(.ts): \(.verdict)",

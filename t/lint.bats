@@ -26,22 +26,87 @@ shell_files() {
 
 @test "shellcheck: the library entry point and its parts" {
 	need shellcheck
-	# The library hands results to its callers in forge_* variables, which
-	# look unused from inside it (SC2034); the programs above check them.
-	shellcheck -x -e SC2034 lib-sh/forge.sh.in
+	shellcheck -x lib-sh/forge.sh.in
 }
 
 # shellcheck reports nothing inside a file it only follows with -x: each part
-# of the library is checked on its own too. Variables set in one part and
-# read in another (SC2154) are checked once over the whole library below.
+# of the library is checked on its own too, with no check left out. Each part
+# names lib-sh/forge-vars.sh for shellcheck, so the globals the parts share
+# are known to it (forge-vars.sh is checked below against the code).
 @test "shellcheck: every part of the library on its own" {
 	need shellcheck
 	for f in lib-sh/*.sh; do
 		# (An in-tree build makes lib-sh/forge.sh from forge.sh.in: checked above.)
 		[ "$f" != lib-sh/forge.sh ] || continue
-		# Each part names its dialect: sh, or dash for POSIX sh plus local.
-		shellcheck -e SC2034,SC2154 "$f"
+		# Each part names its dialect: dash, for POSIX sh plus local.
+		shellcheck -x -P SCRIPTDIR "$f"
 	done
+}
+
+# vars_declared KIND: the names lib-sh/forge-vars.sh declares, one per line:
+# settings (what a program sets) or results (what loading forge.sh empties).
+vars_declared() {
+	awk -v kind="$1" '/^# Results/ { results = 1 }
+		/^: "\$\{forge_[a-z0-9_]+[:]?=/ {
+			v = $2; sub(/^"\$\{/, "", v); sub(/[:]?=.*/, "", v)
+			if ((kind == "results") == (results == 1)) print v
+		}' lib-sh/forge-vars.sh | sort
+}
+
+@test "every global the library assigns is declared in forge-vars.sh" {
+	vars_declared results >"$SCRATCH/results"
+	vars_declared settings >"$SCRATCH/settings"
+	sort -u "$SCRATCH/results" "$SCRATCH/settings" >"$SCRATCH/declared"
+	awk -f t/globals.awk $(ls lib-sh/*.sh | grep -v -e /forge-vars.sh -e /forge.sh) \
+		lib-sh/forge.sh.in >"$SCRATCH/found"
+	run sh -c 'awk "{ print \$2 }" "$1" | sort -u | comm -23 - "$2"' sh "$SCRATCH/found" "$SCRATCH/declared"
+	assert_success
+	assert_output ''
+}
+
+@test "globals.awk names each global a function assigns outside local" {
+	cat >"$SCRATCH/part.sh" <<-'EOF'
+	forge_a() {
+		local forge_kept
+		forge_kept=1 forge_leak=2
+		read -r forge_read
+		for forge_loop in 1; do :; done
+		# forge_comment=1
+	}
+	forge_b() ( forge_sub=1 )
+	forge_c() { forge_one=1; }
+	forge_top=1
+	EOF
+	cd "$SCRATCH"
+	run awk -f "$abs_top_srcdir/t/globals.awk" part.sh
+	assert_success
+	assert_line -n 0 'part.sh forge_leak forge_a'
+	assert_line -n 1 'part.sh forge_read forge_a'
+	assert_line -n 2 'part.sh forge_loop forge_a'
+	assert_line -n 3 'part.sh forge_one forge_c'
+	assert_line -n 4 'part.sh forge_top -'
+	assert_equal "${#lines[@]}" 5
+}
+
+@test "forge-vars.sh declares no global that nothing assigns" {
+	vars_declared results >"$SCRATCH/results"
+	awk -f t/globals.awk $(ls lib-sh/*.sh | grep -v -e /forge-vars.sh -e /forge.sh) \
+		lib-sh/forge.sh.in | awk '{ print $2 }' | sort -u >"$SCRATCH/assigned"
+	run comm -23 "$SCRATCH/results" "$SCRATCH/assigned"
+	assert_success
+	assert_output ''
+}
+
+@test "loading forge.sh empties every result forge-vars.sh declares" {
+	vars_declared results >"$SCRATCH/results"
+	awk '/^unset / { more = 1 } more { for (i = 1; i <= NF; i++) if ($i ~ /^forge_/) print $i
+		more = /\\$/ }' lib-sh/forge-vars.sh | sort >"$SCRATCH/unset"
+	run diff "$SCRATCH/results" "$SCRATCH/unset"
+	assert_success
+	# And it does: a result from the caller's environment is gone.
+	run env forge_run_id=planted forge_prog=kept sh -c '. "$1/forge.sh"; printf "[%s] %s\n" "$forge_run_id" "$forge_prog"' sh "$FORGE_LIBDIR"
+	assert_success
+	assert_output '[] kept'
 }
 
 @test "shellcheck: no variable of the library is read without being set anywhere" {
