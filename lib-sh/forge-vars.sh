@@ -358,16 +358,14 @@ unset forge_backend forge_bwrap_probe
 
 # forge-check.sh
 unset forge_check_backend forge_check_escaped forge_check_place \
-	forge_check_results forge_ck_bin forge_ck_listener forge_ck_want \
-	forge_ck_work
-: "${forge_check_backend=}" # set by forge_check_find
-: "${forge_check_escaped=}" # set by forge_check
-: "${forge_check_place=}" # set by forge_check_place
-: "${forge_check_results=}" # set by forge_check
-: "${forge_ck_bin=}" # set by forge_check_cleanup, forge_check_run
-: "${forge_ck_listener=}" # set by forge_check_cleanup, forge_check_run
-: "${forge_ck_want=}" # set by forge_check_probes
-: "${forge_ck_work=}" # set by forge_check_cleanup, forge_check_run
+	forge_check_results forge_ck_bin forge_ck_listener forge_ck_work
+: "${forge_check_backend=}" # set by forge_check_find: the backend of the running sandbox found, bwrap or msb
+: "${forge_check_escaped=}" # set by forge_check: the names of the probes that got through, space-separated (empty when every probe held)
+: "${forge_check_place=}" # set by forge_check_place: a folder outside every mount of the plan, where the canary's folder is made
+: "${forge_check_results=}" # set by forge_check: one NAME<TAB>CLASS<TAB>held|escaped<TAB>DETAIL line per probe
+: "${forge_ck_bin=}" # set by forge_check_run, forge_check_cleanup: the probe's copy in .forge; trap state (forge_check_cleanup, forge_check_run's EXIT trap, runs after the function has returned, and removes it)
+: "${forge_ck_listener=}" # set by forge_check_run, forge_check_cleanup: the PID of forge-probe listening on the host; trap state (forge_check_cleanup stops it)
+: "${forge_ck_work=}" # set by forge_check_run, forge_check_cleanup: the private folder of the canary and the listeners' files; trap state (forge_check_cleanup removes it)
 
 # forge-verify-sandbox.sh
 unset forge_contain_backend forge_contain_ephemeral forge_contain_name \
