@@ -379,16 +379,13 @@ unset forge_contain_backend forge_contain_ephemeral forge_contain_name \
 
 # forge-image.sh
 unset forge_image_child forge_image_cols forge_image_follower \
-	forge_image_start forge_image_ticker forge_image_tmp forge_image_tty \
-	forge_image_waited
-: "${forge_image_child=}" # set by forge_image_cleanup, forge_image_run, forge_image_wait
-: "${forge_image_cols=}" # set by forge_image_run
-: "${forge_image_follower=}" # set by forge_image_cleanup, forge_image_run
-: "${forge_image_start=}" # set by forge_image_run
-: "${forge_image_ticker=}" # set by forge_image_run, forge_image_ticker_start, forge_image_ticker_stop
-: "${forge_image_tmp=}" # set by forge_image_cleanup, forge_image_run
-: "${forge_image_tty=}" # set by forge_image_run
-: "${forge_image_waited=}" # set by forge_image_wait
+	forge_image_start forge_image_ticker forge_image_tmp
+: "${forge_image_child=}" # set by forge_image_run, forge_image_wait, forge_image_cleanup: the PID of the docker or msb command being waited for; trap state (forge_image_cleanup, the EXIT and signal traps of forge_image_run's subshell, kills it)
+: "${forge_image_cols=}" # set by forge_image_run: the width the updating progress line is cut to; empty when progress goes as timestamped lines (stderr no terminal, or TERM dumb)
+: "${forge_image_follower=}" # set by forge_image_run, forge_image_cleanup: the PID of forge_image_follow, which reads docker build's output; trap state (forge_image_cleanup kills it)
+: "${forge_image_start=}" # set by forge_image_run: when the build started, in seconds since the epoch (forge_image_elapsed)
+: "${forge_image_ticker=}" # set by forge_image_run, forge_image_ticker_start, forge_image_ticker_stop: the PID of the loop that redraws the progress line each second; trap state (forge_image_cleanup stops it)
+: "${forge_image_tmp=}" # set by forge_image_run, forge_image_cleanup: the build's temporary folder (logs, FIFO, tar, current step); trap state (forge_image_cleanup removes it)
 
 # forge-net.sh
 unset forge_net_exec forge_net_missing forge_net_relay forge_secrets
