@@ -388,15 +388,14 @@ unset forge_image_child forge_image_cols forge_image_follower \
 : "${forge_image_tmp=}" # set by forge_image_run, forge_image_cleanup: the build's temporary folder (logs, FIFO, tar, current step); trap state (forge_image_cleanup removes it)
 
 # forge-net.sh
-unset forge_net_exec forge_net_missing forge_net_relay forge_secrets
-: "${forge_net_exec=}" # set by forge_net_open_start
-: "${forge_net_missing=}" # set by forge_net_open_check
-: "${forge_net_relay=}" # set by forge_net_relay_path
-: "${forge_secrets=}" # set by forge_net_secrets_start
+unset forge_net_missing forge_net_relay forge_secrets
+: "${forge_net_missing=}" # set by forge_net_open_check: what open egress lacks here, comma-separated (empty when nothing)
+: "${forge_net_relay=}" # set by forge_net_relay_path: the path of forge-relay, the static relay a sandbox runs inside
+: "${forge_secrets=}" # never set, not a shell variable: forge_net_secrets_start's mitmdump argument --set forge_secrets=FILE (forge-secrets.py's option), which t/globals.awk takes for an assignment
 
 # forge-net-bwrap.sh
 unset forge_net_mode
-: "${forge_net_mode=}" # set by forge_net_mode
+: "${forge_net_mode=}" # set by forge_net_mode: the sandbox's network, restricted (every connection through forge's proxy) or open (slirp4netns and nft)
 
 # forge-egress-live.sh
 unset forge_live_dir forge_live_name forge_live_seconds forge_live_shift \
