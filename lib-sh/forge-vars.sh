@@ -398,10 +398,6 @@ unset forge_net_mode
 : "${forge_net_mode=}" # set by forge_net_mode: the sandbox's network, restricted (every connection through forge's proxy) or open (slirp4netns and nft)
 
 # forge-egress-live.sh
-unset forge_live_dir forge_live_name forge_live_seconds forge_live_shift \
-	forge_live_state
-: "${forge_live_dir=}" # set by forge_live_split_dir
-: "${forge_live_name=}" # set by forge_live_find
-: "${forge_live_seconds=}" # set by forge_live_change, forge_live_duration
-: "${forge_live_shift=}" # set by forge_live_split_dir
-: "${forge_live_state=}" # set by forge_live_find
+unset forge_live_name forge_live_state
+: "${forge_live_name=}" # set by forge_live_find: the name of the namespace sandbox found
+: "${forge_live_state=}" # set by forge_live_find: that sandbox's state folder (egress.log, egress.ctl, slirp.pid)
