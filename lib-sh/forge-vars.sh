@@ -370,12 +370,12 @@ unset forge_check_backend forge_check_escaped forge_check_place \
 # forge-verify-sandbox.sh
 unset forge_contain_backend forge_contain_ephemeral forge_contain_name \
 	forge_contain_shell forge_contain_up_pid forge_record_sandbox
-: "${forge_contain_backend=}" # set by forge_contain_begin
-: "${forge_contain_ephemeral=}" # set by forge_contain_begin, forge_contain_end
-: "${forge_contain_name=}" # set by forge_contain_begin
-: "${forge_contain_shell=}" # set by forge_contain_begin
-: "${forge_contain_up_pid=}" # set by forge_contain_begin, forge_contain_end
-: "${forge_record_sandbox=}" # set by forge_contain_begin
+: "${forge_contain_backend=}" # set by forge_contain_begin: the backend of the steps' sandbox, bwrap or msb
+: "${forge_contain_ephemeral=}" # set by forge_contain_begin, forge_contain_end: the copy's sandbox, removed by forge_contain_end (empty: none, or removed); trap state (forge-verify's EXIT trap runs forge_contain_end)
+: "${forge_contain_name=}" # set by forge_contain_begin: the sandbox the steps run in (empty: they run on the host)
+: "${forge_contain_shell=}" # set by forge_contain_begin: the forge-shell client that runs a step in a namespace sandbox (bwrap only)
+: "${forge_contain_up_pid=}" # set by forge_contain_begin, forge_contain_end: the PID of the sandbox's bring-up while it runs in the background; trap state (forge_contain_end stops it)
+: "${forge_record_sandbox=}" # set by forge_contain_begin: the record's "sandbox" value, JSON {name, backend}
 
 # forge-image.sh
 unset forge_image_child forge_image_cols forge_image_follower \
