@@ -11,14 +11,14 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_check_probes fast|all: sets forge_ck_want to the probes, "NAME:CLASS",
-# in the order they are reported. The fast ones (filesystem, network,
+# forge_check_probes fast|all: prints the probes, "NAME:CLASS" words, in
+# the order they are reported. The fast ones (filesystem, network,
 # seccomp) are what up runs.
 forge_check_probes() {
 	if [ "$1" = fast ]; then
-		forge_ck_want='canary:filesystem forge-dir:filesystem loopback:network non-public:network outside-allow-list:network unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
+		printf '%s\n' 'canary:filesystem forge-dir:filesystem loopback:network non-public:network outside-allow-list:network unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
 	else
-		forge_ck_want='canary:filesystem forge-dir:filesystem hooks:git config:git commondir:git alternates:git proc-sys:kernel loopback:network non-public:network outside-allow-list:network secret:secrets tty:process unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
+		printf '%s\n' 'canary:filesystem forge-dir:filesystem hooks:git config:git commondir:git alternates:git proc-sys:kernel loopback:network non-public:network outside-allow-list:network secret:secrets tty:process unshare:kernel mount:kernel keyctl:kernel bpf:kernel io_uring_setup:kernel'
 	fi
 }
 
@@ -194,8 +194,7 @@ forge_check_run() {
 	if [ "$backend" = msb ] && read -r boot </proc/sys/kernel/random/boot_id; then
 		printf 'kernel\tboot_id\t%s\n' "$boot" >>"$forge_ck_work/overrides"
 	fi
-	forge_check_probes "$mode"
-	forge_check_verdicts "$forge_ck_want" "$forge_ck_work/overrides" "$forge_ck_work/out"
+	forge_check_verdicts "$(forge_check_probes "$mode")" "$forge_ck_work/overrides" "$forge_ck_work/out"
 }
 
 # forge_check_place: sets forge_check_place to the first of the state

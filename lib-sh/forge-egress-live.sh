@@ -12,17 +12,6 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_live_split_dir ARG...: the optional DIR of log/allow/deny: the first
-# operand when it contains a '/'. Sets forge_live_dir ('' for none) and
-# forge_live_shift (1 when it was taken, else 0).
-forge_live_split_dir() {
-	forge_live_dir='' forge_live_shift=0
-	case ${1-} in
-	-*) ;;
-	*/*) forge_live_dir=$1 forge_live_shift=1 ;;
-	esac
-}
-
 # forge_live_find DIR WHAT: sets forge_live_name and forge_live_state for the
 # sandbox of the worktree containing DIR; WHAT (log, allow, deny) says what
 # is asked for. A sandbox that is not a namespace one (msb fixes its rules
@@ -42,22 +31,23 @@ forge_live_find() {
 	forge_live_state=$forge_bwrap_dir
 }
 
-# forge_live_proxy WHAT: checks that the sandbox found runs with forge's
-# proxy (64 in open mode, which has none; 69 when it is not running).
+# forge_live_proxy NAME STATEDIR WHAT: checks that the namespace sandbox
+# NAME, whose state folder is STATEDIR, runs with forge's proxy (64 in open
+# mode, which has none; 69 when it is not running).
 forge_live_proxy() {
-	forge_bwrap_running "$forge_live_name" ||
-		forge_die 69 "$forge_live_name is not running: start it with forge-sandbox up"
-	if [ -S "$forge_live_state/egress.ctl" ] && [ ! -L "$forge_live_state/egress.ctl" ]; then
+	forge_bwrap_running "$1" ||
+		forge_die 69 "$1 is not running: start it with forge-sandbox up"
+	if [ -S "$2/egress.ctl" ] && [ ! -L "$2/egress.ctl" ]; then
 		return 0
 	fi
-	if [ -f "$forge_live_state/slirp.pid" ]; then
-		forge_usage_error "$1: $forge_live_name has open egress (no allow-list): there is no proxy whose list could change, every public host is reachable already"
+	if [ -f "$2/slirp.pid" ]; then
+		forge_usage_error "$3: $1 has open egress (no allow-list): there is no proxy whose list could change, every public host is reachable already"
 	fi
-	forge_die 69 "$forge_live_name has no live control for its proxy (started by an older forge?): forge-sandbox up --restart"
+	forge_die 69 "$1 has no live control for its proxy (started by an older forge?): forge-sandbox up --restart"
 }
 
-# forge_live_duration TEXT: sets forge_live_seconds from N[s|m|h] (64 when
-# it is anything else, zero, or more than a year).
+# forge_live_duration TEXT: prints the seconds of N[s|m|h] (64 when it is
+# anything else, zero, or more than a year).
 forge_live_duration() {
 	local num unit
 	num=${1%[smh]}
@@ -70,18 +60,25 @@ forge_live_duration() {
 	if [ -z "$num" ] || [ "${#num}" -gt 8 ]; then
 		forge_usage_error "allow: --for must be more than 0 and at most a year, not '$1'"
 	fi
-	forge_live_seconds=$((num * unit))
-	[ "$forge_live_seconds" -le 31536000 ] ||
+	[ "$((num * unit))" -le 31536000 ] ||
 		forge_usage_error "allow: --for must be at most a year, not '$1'"
+	printf '%s\n' "$((num * unit))"
 }
 
 # forge_live_change allow|deny ARG...: forge-sandbox allow/deny.
 forge_live_change() {
-	local verb dur timed n arg rc
+	local verb dir dur timed n arg rc secs
 	verb=$1
 	shift
-	forge_live_split_dir "$@"
-	[ "$forge_live_shift" = 0 ] || shift
+	# The optional DIR: the first operand when it contains a '/'.
+	dir=
+	case ${1-} in
+	-*) ;;
+	*/*)
+		dir=$1
+		shift
+		;;
+	esac
 	dur='' timed='' n=$#
 	# Leaves only the HOSTs in "$@".
 	while [ "$n" -gt 0 ]; do
@@ -114,16 +111,16 @@ forge_live_change() {
 		esac
 	done
 	[ "$#" -gt 0 ] || forge_usage_error "$verb: no HOST given (forge-sandbox $verb [DIR] HOST...)"
-	forge_live_seconds=0
-	[ -z "$timed" ] || forge_live_duration "$dur"
-	forge_live_find "$forge_live_dir" "$verb"
-	forge_live_proxy "$verb"
+	secs=0
+	[ -z "$timed" ] || secs=$(forge_live_duration "$dur") || exit
+	forge_live_find "$dir" "$verb"
+	forge_live_proxy "$forge_live_name" "$forge_live_state" "$verb"
 	forge_helper_path forge-egress
 	# forge-egress checks every HOST as configuration is checked (65 naming
 	# the first refused, nothing sent) and returns once the proxy applied
 	# them all, and open connections the change refuses were closed.
 	rc=0
-	"$forge_helper" --send "$forge_live_state" "$verb" "$forge_live_seconds" "$@" || rc=$?
+	"$forge_helper" --send "$forge_live_state" "$verb" "$secs" "$@" || rc=$?
 	[ "$rc" -eq 0 ] || exit "$rc"
 	if [ "$verb" = allow ] && [ -n "$timed" ]; then
 		forge_say "$forge_live_name: allowed $* for $dur"
@@ -136,9 +133,16 @@ forge_live_change() {
 
 # forge_live_log ARG...: forge-sandbox log [DIR] [--denied] [--json] [--follow].
 forge_live_log() {
-	local denied json follow arg log file human
-	forge_live_split_dir "$@"
-	[ "$forge_live_shift" = 0 ] || shift
+	local denied json follow arg dir log file human
+	# The optional DIR: the first operand when it contains a '/'.
+	dir=
+	case ${1-} in
+	-*) ;;
+	*/*)
+		dir=$1
+		shift
+		;;
+	esac
 	denied=0 json=0 follow=0
 	for arg in "$@"; do
 		case $arg in
@@ -150,7 +154,7 @@ forge_live_log() {
 		esac
 	done
 	forge_require_tool jq
-	forge_live_find "$forge_live_dir" log
+	forge_live_find "$dir" log
 	log=$forge_live_state/egress.log
 	if [ ! -e "$log" ] && [ ! -e "$log.1" ] && [ -f "$forge_live_state/slirp.pid" ]; then
 		forge_say "$forge_live_name has open egress (no allow-list): no proxy decides, so nothing is logged"
@@ -163,18 +167,17 @@ forge_live_log() {
 	# The jq program that prints one decision as a human line (control
 	# bytes shown as '?').
 	human='"\(.ts)  \(.decision)  \(.method // "-") \(.host // "-"):\(.port // "-")  \(.address // "-")  \(.rule)" + (if .decision == "allow" then "  (\(.bytes) bytes)" else "" end) | gsub("[[:cntrl:]]"; "?")'
-	# A line that is not JSON (cut by a crash) is skipped, never fatal.
-	# shellcheck disable=SC2016 # a jq program, not shell
-	set -- -R --unbuffered --argjson denied "$denied" --argjson json "$json" \
-		'fromjson? // empty | objects | select($denied == 0 or .decision == "deny")
-		 | if $json == 1 then tojson else '"$human"' end'
+	# The log through jq: a line that is not JSON (cut by a crash) is
+	# skipped, never fatal.
 	{
 		[ ! -f "$log.1" ] || cat -- "$log.1"
 		if [ "$follow" = 1 ]; then
 			exec tail -n +1 -F -- "$log" 2>/dev/null
 		fi
 		[ ! -f "$log" ] || cat -- "$log"
-	} | jq -r "$@"
+	} | jq -r -R --unbuffered --argjson denied "$denied" --argjson json "$json" \
+		'fromjson? // empty | objects | select($denied == 0 or .decision == "deny")
+		 | if $json == 1 then tojson else '"$human"' end'
 }
 
 # forge_live_grants NAME: prints NAME's live entries in effect as one JSON

@@ -94,7 +94,7 @@ forge_image_build() {
 # folder CONTEXT, loaded with the msb program MSB); runs in a subshell (its
 # traps and `exit`s stay there).
 forge_image_run() {
-	local lock rc tar ref ctx msb log
+	local lock rc tar ref ctx msb log size cols
 	ref=$1 ctx=$2 msb=$3
 	forge_image_tmp='' forge_image_child='' forge_image_ticker='' forge_image_follower=''
 	trap 'forge_image_cleanup' EXIT
@@ -115,13 +115,13 @@ forge_image_run() {
 	tar=$forge_image_tmp/image.tar
 	forge_image_start=$(date +%s)
 	# The updating line needs a terminal that knows "erase to end of line".
-	forge_image_tty=0
-	[ -t 2 ] && [ "${TERM:-dumb}" != dumb ] && forge_image_tty=1
-	forge_image_cols=80
-	if [ "$forge_image_tty" = 1 ]; then
-		# shellcheck disable=SC2046 # "rows cols" from stty, two numbers
-		set -- $(stty size <&2 2>/dev/null) ''
-		if forge_is_uint "${2:-}" && [ "$2" -ge 20 ]; then forge_image_cols=$2; fi
+	forge_image_cols=
+	if [ -t 2 ] && [ "${TERM:-dumb}" != dumb ]; then
+		forge_image_cols=80
+		# "ROWS COLS" from stty.
+		size=$(stty size <&2 2>/dev/null) || :
+		cols=${size#* }
+		if forge_is_uint "$cols" && [ "$cols" -ge 20 ]; then forge_image_cols=$cols; fi
 		forge_image_ticker_start
 	fi
 
@@ -134,8 +134,8 @@ forge_image_run() {
 	forge_image_follower=$!
 	BUILDKIT_PROGRESS=plain docker build -t "$ref" "$ctx" \
 		</dev/null >"$forge_image_tmp/out" 2>&1 9>&- &
-	forge_image_wait
-	rc=$forge_image_waited
+	rc=0
+	forge_image_wait || rc=$?
 	wait "$forge_image_follower" || :
 	forge_image_follower=
 	[ "$rc" -eq 0 ] ||
@@ -144,16 +144,18 @@ forge_image_run() {
 	forge_image_phase "docker save $ref"
 	docker save "$ref" -o "$tar" \
 		</dev/null >"$forge_image_tmp/save.log" 2>&1 9>&- &
-	forge_image_wait
-	[ "$forge_image_waited" -eq 0 ] ||
-		forge_image_fail "docker save failed (exit $forge_image_waited)" "$forge_image_tmp/save.log"
+	rc=0
+	forge_image_wait || rc=$?
+	[ "$rc" -eq 0 ] ||
+		forge_image_fail "docker save failed (exit $rc)" "$forge_image_tmp/save.log"
 
 	forge_image_phase "msb load --tag $ref"
 	"$msb" load --input "$tar" --tag "$ref" --quiet \
 		</dev/null >"$forge_image_tmp/load.log" 2>&1 9>&- &
-	forge_image_wait
-	[ "$forge_image_waited" -eq 0 ] ||
-		forge_image_fail "msb load failed (exit $forge_image_waited)" "$forge_image_tmp/load.log"
+	rc=0
+	forge_image_wait || rc=$?
+	[ "$rc" -eq 0 ] ||
+		forge_image_fail "msb load failed (exit $rc)" "$forge_image_tmp/load.log"
 
 	forge_image_ticker_stop
 	forge_say "built $ref and loaded it into msb in $(forge_image_elapsed)"
@@ -161,12 +163,14 @@ forge_image_run() {
 }
 
 # forge_image_wait: waits for the last background command (forge_image_child
-# while it runs, so a signal handler can stop it); sets forge_image_waited.
+# while it runs, so a signal handler can stop it); returns its exit status.
 forge_image_wait() {
+	local rc
 	forge_image_child=$!
-	forge_image_waited=0
-	wait "$forge_image_child" || forge_image_waited=$?
+	rc=0
+	wait "$forge_image_child" || rc=$?
 	forge_image_child=
+	return "$rc"
 }
 
 # forge_image_follow LOG: reads Docker's output on stdin, keeps all of it in
@@ -201,9 +205,9 @@ forge_image_follow() {
 }
 
 # forge_image_phase TEXT: reports what is running now: the updating line on
-# a terminal, a timestamped line otherwise.
+# a terminal (forge_image_cols set), a timestamped line otherwise.
 forge_image_phase() {
-	if [ "$forge_image_tty" = 1 ]; then
+	if [ -n "$forge_image_cols" ]; then
 		printf '%s\n' "$1" >"$forge_image_tmp/step.new" &&
 			mv -f "$forge_image_tmp/step.new" "$forge_image_tmp/step"
 		forge_image_draw "$1"
@@ -227,10 +231,7 @@ forge_image_elapsed() {
 # forge_image_draw TEXT: redraws the progress line (carriage return, the
 # line cut to the terminal's width, erase to the end of the line).
 forge_image_draw() {
-	local fmt
-	fmt="\\r%.$((forge_image_cols - 1))s\\033[K"
-	# shellcheck disable=SC2059 # the format only carries a computed width
-	printf "$fmt" "${forge_prog:-forge}: $(forge_image_elapsed) $1" >&2
+	printf '\r%.*s\033[K' "$((forge_image_cols - 1))" "${forge_prog:-forge}: $(forge_image_elapsed) $1" >&2
 }
 
 # forge_image_ticker_start: redraws the line every second, so the clock runs

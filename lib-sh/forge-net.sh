@@ -179,20 +179,27 @@ EOF
 	printf '\t}\n}\n'
 }
 
-# forge_net_owner_exec PID CMD...: runs CMD in the user namespace that owns
-# the network namespace of PID, as its root: bwrap's outer user namespace
-# maps the invoker to root, and only there may the invoker change the
-# sandbox's network. Root runs CMD as it is. (nsenter cannot name that user
-# namespace: no process lives in it; ioctl NS_GET_USERNS finds it.)
+# forge_net_owner_exec [--exec] PID CMD...: runs CMD in the user namespace
+# that owns the network namespace of PID, as its root: bwrap's outer user
+# namespace maps the invoker to root, and only there may the invoker change
+# the sandbox's network. Root runs CMD as it is. With --exec, CMD (or the
+# python3 that enters the namespace, then execs CMD) replaces the shell.
+# (nsenter cannot name that user namespace: no process lives in it; ioctl
+# NS_GET_USERNS finds it.)
 forge_net_owner_exec() {
-	local target
+	local replace target
+	replace=
+	if [ "$1" = --exec ]; then
+		replace='exec'
+		shift
+	fi
 	target=$1
 	shift
 	if [ "$(id -u)" = 0 ]; then
-		${forge_net_exec:-} "$@"
+		$replace "$@"
 		return
 	fi
-	${forge_net_exec:-} python3 -c 'import ctypes, fcntl, os, sys
+	$replace python3 -c 'import ctypes, fcntl, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 net = os.open("/proc/%s/ns/net" % sys.argv[1], os.O_RDONLY | os.O_CLOEXEC)
 owner = fcntl.ioctl(net, 0xb701)  # NS_GET_USERNS
@@ -230,9 +237,9 @@ forge_net_open_start() {
 	forge_net_pid_stop "$dir/slirp.pid"
 	# slirp4netns stays in this host's network namespace; its child joins the
 	# sandbox's to make tap0.
-	# exec (forge_net_exec): the PID below is slirp4netns's own, which
-	# forge_net_open_stop stops, not a subshell's that would leave it running.
-	(forge_net_exec='exec' forge_net_owner_exec "$pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
+	# --exec: the PID below is slirp4netns's own, which forge_net_open_stop
+	# stops, not a subshell's that would leave it running.
+	(forge_net_owner_exec --exec "$pid" slirp4netns --configure --mtu=65520 --disable-host-loopback \
 		--enable-sandbox --enable-seccomp --netns-type=path "/proc/$pid/ns/net" tap0) \
 		</dev/null >"$dir/slirp.log" 2>&1 &
 	printf '%s\n' "$!" >"$dir/slirp.pid"

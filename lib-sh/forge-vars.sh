@@ -358,56 +358,46 @@ unset forge_backend forge_bwrap_probe
 
 # forge-check.sh
 unset forge_check_backend forge_check_escaped forge_check_place \
-	forge_check_results forge_ck_bin forge_ck_listener forge_ck_want \
-	forge_ck_work
-: "${forge_check_backend=}" # set by forge_check_find
-: "${forge_check_escaped=}" # set by forge_check
-: "${forge_check_place=}" # set by forge_check_place
-: "${forge_check_results=}" # set by forge_check
-: "${forge_ck_bin=}" # set by forge_check_cleanup, forge_check_run
-: "${forge_ck_listener=}" # set by forge_check_cleanup, forge_check_run
-: "${forge_ck_want=}" # set by forge_check_probes
-: "${forge_ck_work=}" # set by forge_check_cleanup, forge_check_run
+	forge_check_results forge_ck_bin forge_ck_listener forge_ck_work
+: "${forge_check_backend=}" # set by forge_check_find: the backend of the running sandbox found, bwrap or msb
+: "${forge_check_escaped=}" # set by forge_check: the names of the probes that got through, space-separated (empty when every probe held)
+: "${forge_check_place=}" # set by forge_check_place: a folder outside every mount of the plan, where the canary's folder is made
+: "${forge_check_results=}" # set by forge_check: one NAME<TAB>CLASS<TAB>held|escaped<TAB>DETAIL line per probe
+: "${forge_ck_bin=}" # set by forge_check_run, forge_check_cleanup: the probe's copy in .forge; trap state (forge_check_cleanup, forge_check_run's EXIT trap, runs after the function has returned, and removes it)
+: "${forge_ck_listener=}" # set by forge_check_run, forge_check_cleanup: the PID of forge-probe listening on the host; trap state (forge_check_cleanup stops it)
+: "${forge_ck_work=}" # set by forge_check_run, forge_check_cleanup: the private folder of the canary and the listeners' files; trap state (forge_check_cleanup removes it)
 
 # forge-verify-sandbox.sh
 unset forge_contain_backend forge_contain_ephemeral forge_contain_name \
 	forge_contain_shell forge_contain_up_pid forge_record_sandbox
-: "${forge_contain_backend=}" # set by forge_contain_begin
-: "${forge_contain_ephemeral=}" # set by forge_contain_begin, forge_contain_end
-: "${forge_contain_name=}" # set by forge_contain_begin
-: "${forge_contain_shell=}" # set by forge_contain_begin
-: "${forge_contain_up_pid=}" # set by forge_contain_begin, forge_contain_end
-: "${forge_record_sandbox=}" # set by forge_contain_begin
+: "${forge_contain_backend=}" # set by forge_contain_begin: the backend of the steps' sandbox, bwrap or msb
+: "${forge_contain_ephemeral=}" # set by forge_contain_begin, forge_contain_end: the copy's sandbox, removed by forge_contain_end (empty: none, or removed); trap state (forge-verify's EXIT trap runs forge_contain_end)
+: "${forge_contain_name=}" # set by forge_contain_begin: the sandbox the steps run in (empty: they run on the host)
+: "${forge_contain_shell=}" # set by forge_contain_begin: the forge-shell client that runs a step in a namespace sandbox (bwrap only)
+: "${forge_contain_up_pid=}" # set by forge_contain_begin, forge_contain_end: the PID of the sandbox's bring-up while it runs in the background; trap state (forge_contain_end stops it)
+: "${forge_record_sandbox=}" # set by forge_contain_begin: the record's "sandbox" value, JSON {name, backend}
 
 # forge-image.sh
 unset forge_image_child forge_image_cols forge_image_follower \
-	forge_image_start forge_image_ticker forge_image_tmp forge_image_tty \
-	forge_image_waited
-: "${forge_image_child=}" # set by forge_image_cleanup, forge_image_run, forge_image_wait
-: "${forge_image_cols=}" # set by forge_image_run
-: "${forge_image_follower=}" # set by forge_image_cleanup, forge_image_run
-: "${forge_image_start=}" # set by forge_image_run
-: "${forge_image_ticker=}" # set by forge_image_run, forge_image_ticker_start, forge_image_ticker_stop
-: "${forge_image_tmp=}" # set by forge_image_cleanup, forge_image_run
-: "${forge_image_tty=}" # set by forge_image_run
-: "${forge_image_waited=}" # set by forge_image_wait
+	forge_image_start forge_image_ticker forge_image_tmp
+: "${forge_image_child=}" # set by forge_image_run, forge_image_wait, forge_image_cleanup: the PID of the docker or msb command being waited for; trap state (forge_image_cleanup, the EXIT and signal traps of forge_image_run's subshell, kills it)
+: "${forge_image_cols=}" # set by forge_image_run: the width the updating progress line is cut to; empty when progress goes as timestamped lines (stderr no terminal, or TERM dumb)
+: "${forge_image_follower=}" # set by forge_image_run, forge_image_cleanup: the PID of forge_image_follow, which reads docker build's output; trap state (forge_image_cleanup kills it)
+: "${forge_image_start=}" # set by forge_image_run: when the build started, in seconds since the epoch (forge_image_elapsed)
+: "${forge_image_ticker=}" # set by forge_image_run, forge_image_ticker_start, forge_image_ticker_stop: the PID of the loop that redraws the progress line each second; trap state (forge_image_cleanup stops it)
+: "${forge_image_tmp=}" # set by forge_image_run, forge_image_cleanup: the build's temporary folder (logs, FIFO, tar, current step); trap state (forge_image_cleanup removes it)
 
 # forge-net.sh
-unset forge_net_exec forge_net_missing forge_net_relay forge_secrets
-: "${forge_net_exec=}" # set by forge_net_open_start
-: "${forge_net_missing=}" # set by forge_net_open_check
-: "${forge_net_relay=}" # set by forge_net_relay_path
-: "${forge_secrets=}" # set by forge_net_secrets_start
+unset forge_net_missing forge_net_relay forge_secrets
+: "${forge_net_missing=}" # set by forge_net_open_check: what open egress lacks here, comma-separated (empty when nothing)
+: "${forge_net_relay=}" # set by forge_net_relay_path: the path of forge-relay, the static relay a sandbox runs inside
+: "${forge_secrets=}" # never set, not a shell variable: forge_net_secrets_start's mitmdump argument --set forge_secrets=FILE (forge-secrets.py's option), which t/globals.awk takes for an assignment
 
 # forge-net-bwrap.sh
 unset forge_net_mode
-: "${forge_net_mode=}" # set by forge_net_mode
+: "${forge_net_mode=}" # set by forge_net_mode: the sandbox's network, restricted (every connection through forge's proxy) or open (slirp4netns and nft)
 
 # forge-egress-live.sh
-unset forge_live_dir forge_live_name forge_live_seconds forge_live_shift \
-	forge_live_state
-: "${forge_live_dir=}" # set by forge_live_split_dir
-: "${forge_live_name=}" # set by forge_live_find
-: "${forge_live_seconds=}" # set by forge_live_change, forge_live_duration
-: "${forge_live_shift=}" # set by forge_live_split_dir
-: "${forge_live_state=}" # set by forge_live_find
+unset forge_live_name forge_live_state
+: "${forge_live_name=}" # set by forge_live_find: the name of the namespace sandbox found
+: "${forge_live_state=}" # set by forge_live_find: that sandbox's state folder (egress.log, egress.ctl, slirp.pid)

@@ -12,11 +12,11 @@
 # run in: the worktree's own (ROOT), or with COPY a sandbox of the same
 # configuration whose worktree is the copy (the real one is not mounted).
 # The configuration is the one loaded for ROOT (forge_config_load first).
-# Sets forge_contain_name, forge_contain_backend, forge_contain_dir (the
-# physical directory the steps run in) and forge_record_sandbox (the record's
-# "sandbox" value). A copy's sandbox (cold or warm) is
-# forge_contain_ephemeral, for forge_contain_end. Exits 69 with the reason
-# when no sandbox can be had: never a run on the host.
+# Sets forge_contain_name, forge_contain_backend, forge_contain_shell (for
+# the namespace backend: the forge-shell client steps run through) and
+# forge_record_sandbox (the record's "sandbox" value). A copy's sandbox
+# (cold or warm) is forge_contain_ephemeral, for forge_contain_end. Exits 69
+# with the reason when no sandbox can be had: never a run on the host.
 forge_contain_begin() {
 	local dir source log status started
 	forge_contain_name='' forge_contain_ephemeral=
@@ -136,8 +136,9 @@ forge_contain_exec() {
 	exec "$forge_helper" -k 5 "$limit" "$forge_contain_shell" --exec-kill-group "$@"
 }
 
-# forge_contain_end: removes a cold copy's ephemeral sandbox (everything in
-# it killed). Safe to call more than once, and when none was made.
+# forge_contain_end: stops a bring-up still running (an interrupted start),
+# and removes a copy's ephemeral sandbox, cold or warm (everything in it
+# killed). Safe to call more than once, and when none was made.
 forge_contain_end() {
 	local name
 	# An interrupted start first: nothing may be started after the removal.
