@@ -342,10 +342,8 @@ unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_cfg_value \
 : "${forge_sandbox_root=}" # set by forge_sandbox_locate
 
 # forge-sandbox-record.sh
-unset forge_sandbox_env_list forge_sandbox_record forge_sandbox_secret_list
-: "${forge_sandbox_env_list=}" # set by forge_sandbox_fixed_lists
+unset forge_sandbox_record
 : "${forge_sandbox_record=}" # set by forge_sandbox_record_file
-: "${forge_sandbox_secret_list=}" # set by forge_sandbox_fixed_lists
 
 # forge-sandbox-lock.sh
 unset forge_sandbox_wait
