@@ -247,15 +247,14 @@ unset forge_mounts_hidden forge_overlap forge_owner_name forge_owner_uid \
 
 # forge-plan.sh
 unset forge_plan forge_plan_mounts forge_plan_msb_argv forge_plan_project \
-	forge_plan_unset forge_plan_viewed forge_sandbox_cfg forge_sandbox_cpus \
-	forge_sandbox_egress forge_sandbox_egress_hosts forge_sandbox_egress_mode \
-	forge_sandbox_env forge_sandbox_image forge_sandbox_memory_mib \
-	forge_sandbox_resources forge_sandbox_secrets forge_size
+	forge_plan_viewed forge_sandbox_cfg forge_sandbox_cpus forge_sandbox_egress \
+	forge_sandbox_egress_hosts forge_sandbox_egress_mode forge_sandbox_env \
+	forge_sandbox_image forge_sandbox_memory_mib forge_sandbox_resources \
+	forge_sandbox_secrets forge_size
 : "${forge_plan=}" # set by forge_plan
 : "${forge_plan_mounts=}" # set by forge_plan_view
 : "${forge_plan_msb_argv=}" # set by forge_plan_view
 : "${forge_plan_project=}" # set by forge_plan_view
-: "${forge_plan_unset=}" # set by forge_plan_view
 : "${forge_plan_viewed=}" # set by forge_plan_view
 : "${forge_sandbox_cfg=}" # set by forge_plan
 : "${forge_sandbox_cpus=}" # set by forge_plan_view
