@@ -220,14 +220,12 @@ unset forge_reuse_epoch forge_reuse_fan2 forge_reuse_fan4 forge_reuse_from \
 : "${forge_reuse_verdict=}" # set by forge_reuse_find
 
 # forge-mounts.sh
-unset forge_canon forge_mounts forge_mounts_backend forge_mounts_custom \
-	forge_mounts_from forge_mounts_project_held forge_mounts_project_holds \
-	forge_mounts_reserved forge_mounts_why forge_path_why
+unset forge_canon forge_mounts forge_mounts_backend forge_mounts_project_held \
+	forge_mounts_project_holds forge_mounts_reserved forge_mounts_why \
+	forge_path_why
 : "${forge_canon=}" # set by forge_mounts_scratch_allowed, forge_canon_dir, forge_canon_future
 : "${forge_mounts=}" # set by forge_mounts_git_folder, forge_mounts_candidate, forge_mounts_custom, forge_mounts_plan
 : "${forge_mounts_backend=}" # set by forge_mounts_plan
-: "${forge_mounts_custom=}" # set by forge_mounts_custom, forge_mounts_plan
-: "${forge_mounts_from=}" # set by forge_mounts_plan
 : "${forge_mounts_project_held=}" # set by forge_mounts_plan
 : "${forge_mounts_project_holds=}" # set by forge_mounts_holds_rw, forge_mounts_plan
 : "${forge_mounts_reserved=}" # set by forge_mounts_git_folder, forge_mounts_candidate, forge_mounts_plan
@@ -235,12 +233,10 @@ unset forge_canon forge_mounts forge_mounts_backend forge_mounts_custom \
 : "${forge_path_why=}" # set by forge_path_unsafe
 
 # forge-mounts-trust.sh
-unset forge_mounts_hidden forge_overlap forge_owner_name forge_owner_uid \
-	forge_walk_dir forge_walk_links forge_walk_rest
+unset forge_mounts_hidden forge_overlap forge_walk_dir forge_walk_links \
+	forge_walk_rest
 : "${forge_mounts_hidden=}" # set by forge_mounts_hidden_set
 : "${forge_overlap=}" # set by forge_path_overlaps
-: "${forge_owner_name=}" # set by forge_mounts_owner_of
-: "${forge_owner_uid=}" # set by forge_mounts_owner_of
 : "${forge_walk_dir=}" # set by forge_path_walk
 : "${forge_walk_links=}" # set by forge_path_walk
 : "${forge_walk_rest=}" # set by forge_path_walk
@@ -326,13 +322,12 @@ unset forge_bwrap_data forge_bwrap_dir forge_bwrap_home \
 : "${forge_bwrap_status_fd=}" # set by forge_bwrap_state
 
 # forge-sandbox.sh
-unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_cfg_value \
-	forge_sandbox_cache_volume forge_sandbox_docker_volume forge_sandbox_name \
-	forge_sandbox_registry_dir forge_sandbox_registry_file forge_sandbox_root
+unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_sandbox_cache_volume \
+	forge_sandbox_docker_volume forge_sandbox_name forge_sandbox_registry_dir \
+	forge_sandbox_registry_file forge_sandbox_root
 : "${forge_cfg_key=}" # set by forge_sandbox_cfg_split
 : "${forge_cfg_tag=}" # set by forge_sandbox_cfg_split
 : "${forge_cfg_val=}" # set by forge_sandbox_cfg_split
-: "${forge_cfg_value=}" # set by forge_sandbox_cfg_value
 : "${forge_sandbox_cache_volume=}" # set by forge_sandbox_volumes
 : "${forge_sandbox_docker_volume=}" # set by forge_sandbox_volumes
 : "${forge_sandbox_name=}" # set by forge_sandbox_name_of
