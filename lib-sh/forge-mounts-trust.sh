@@ -47,7 +47,7 @@ EOF
 # folder not made yet, the nearest one that exists, where it would be made.
 # Otherwise warns, naming WHERE and the owner, and returns 1.
 forge_mounts_owned() {
-	local link me
+	local link me owner
 	me=$(id -u)
 	if ! forge_path_walk "$1"; then
 		forge_warn "$2: cannot resolve $1 (a symbolic link loop?); not mounted"
@@ -55,28 +55,28 @@ forge_mounts_owned() {
 	fi
 	while IFS= read -r link; do
 		[ -n "$link" ] || continue
-		if ! forge_mounts_owner_of "$link"; then
+		if ! owner=$(forge_mounts_owner_of "$link"); then
 			forge_warn "$2: cannot tell who owns the symbolic link $link on the way to $1; not mounted"
 			return 1
 		fi
-		if [ "$forge_owner_uid" != "$me" ] && [ "$forge_owner_uid" != 0 ]; then
-			forge_warn "$2: $1 goes through the symbolic link $link, owned by $forge_owner_name, not by you or root; not mounted"
+		if [ "${owner%% *}" != "$me" ] && [ "${owner%% *}" != 0 ]; then
+			forge_warn "$2: $1 goes through the symbolic link $link, owned by ${owner#* }, not by you or root; not mounted"
 			return 1
 		fi
 	done <<EOF
 $forge_walk_links
 EOF
-	if ! forge_mounts_owner_of "$forge_walk_dir"; then
+	if ! owner=$(forge_mounts_owner_of "$forge_walk_dir"); then
 		forge_warn "$2: cannot tell who owns $forge_walk_dir; not mounted"
 		return 1
 	fi
-	if [ "$forge_owner_uid" = "$me" ] || [ "$forge_owner_uid" = 0 ]; then
+	if [ "${owner%% *}" = "$me" ] || [ "${owner%% *}" = 0 ]; then
 		return 0
 	fi
 	if [ "$forge_walk_dir" = "$1" ]; then
-		forge_warn "$2: $1 is owned by $forge_owner_name, not by you or root; not mounted"
+		forge_warn "$2: $1 is owned by ${owner#* }, not by you or root; not mounted"
 	else
-		forge_warn "$2: $1 leads to $forge_walk_dir, owned by $forge_owner_name, not by you or root; not mounted"
+		forge_warn "$2: $1 leads to $forge_walk_dir, owned by ${owner#* }, not by you or root; not mounted"
 	fi
 	return 1
 }
@@ -118,19 +118,20 @@ forge_path_walk() {
 	[ -n "$forge_walk_dir" ] || forge_walk_dir=/
 }
 
-# forge_mounts_owner_of PATH: sets forge_owner_uid to the owner of PATH
-# itself (a symbolic link is not followed) and forge_owner_name to how a
-# message names it: "name (uid N)", or "uid N".
+# forge_mounts_owner_of PATH: prints "UID WHO": the owner of PATH itself
+# (a symbolic link is not followed) and how a message names it, "name (uid
+# N)" or "uid N". Returns 1 when stat cannot tell.
 forge_mounts_owner_of() {
-	local ids
+	local ids uid name
 	ids=$(stat -c '%u %U' -- "$1" 2>/dev/null) || ids=$(stat -f '%u %Su' -- "$1" 2>/dev/null) || return 1
-	forge_owner_uid=${ids%% *} forge_owner_name=${ids#* }
+	uid=${ids%% *} name=${ids#* }
 	# Shown in a warning: a name that is no plain one (or GNU stat's
 	# UNKNOWN, for a uid without a passwd entry) is left out.
-	case $forge_owner_name in
-	'' | UNKNOWN | *[!A-Za-z0-9._-]*) forge_owner_name="uid $forge_owner_uid" ;;
-	*) forge_owner_name="$forge_owner_name (uid $forge_owner_uid)" ;;
+	case $name in
+	'' | UNKNOWN | *[!A-Za-z0-9._-]*) name="uid $uid" ;;
+	*) name="$name (uid $uid)" ;;
 	esac
+	printf '%s %s\n' "$uid" "$name"
 }
 
 # forge_mounts_state_check ROOT NAME: exits 73, naming both paths, when a
@@ -200,15 +201,15 @@ EOF
 	done
 }
 
-# forge_mounts_hidden_set: sets forge_mounts_hidden to the paths a copy's
-# sandbox must not see, one per line: the source worktree forge_mounts_from
-# and its git dir and common dir (canonical). Empty without a source.
+# forge_mounts_hidden_set [SOURCE]: sets forge_mounts_hidden to the paths a
+# copy's sandbox must not see, one per line: the source worktree SOURCE and
+# its git dir and common dir (canonical). Empty without a SOURCE.
 forge_mounts_hidden_set() {
 	forge_mounts_hidden=
-	[ -n "${forge_mounts_from:-}" ] || return 0
-	forge_mounts_hidden=$forge_mounts_from'
+	[ -n "${1:-}" ] || return 0
+	forge_mounts_hidden=$1'
 '
-	forge_git_common_dir "$forge_mounts_from" || forge_die 69 "cannot find the git common dir of $forge_mounts_from"
+	forge_git_common_dir "$1" || forge_die 69 "cannot find the git common dir of $1"
 	forge_canon_dir "$forge_git_dir" || forge_die 69 "cannot resolve the git dir $forge_git_dir"
 	forge_mounts_hidden=$forge_mounts_hidden$forge_canon'
 '

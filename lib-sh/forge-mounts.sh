@@ -107,38 +107,42 @@ forge_mounts_candidate() {
 '
 }
 
-# forge_mounts_custom FLAG PATH WHERE: offers a sandbox.mounts or
-# loop.allowExternalDirectories entry (WHERE names the key). It must be an
-# absolute, existing directory that msb can express, reached only through
+# forge_mounts_custom FLAG PATH WHERE EARLIER: offers a sandbox.mounts or
+# loop.allowExternalDirectories entry (WHERE names the key). EARLIER holds
+# the custom mounts accepted before it, one "explicit PATH" (sandbox.mounts)
+# or "external PATH" (loop.allowExternalDirectories) line each. It must be
+# an absolute, existing directory that msb can express, reached only through
 # what the invoker or root owns (forge_mounts_owned), and must not equal,
 # contain or sit inside a reserved path or an earlier accepted entry;
-# otherwise it is skipped with a warning naming the reason.
+# otherwise it is skipped with a warning naming the reason (silently for an
+# external dir an explicit entry already mounts). Returns 0 when it is
+# mounted, with forge_canon its canonical path, 1 when it is skipped.
 forge_mounts_custom() {
 	local line path rest
 	case $2 in
-	'') forge_warn "$3: no host path; skipped"; return 0 ;;
+	'') forge_warn "$3: no host path; skipped"; return 1 ;;
 	/*) ;;
-	*) forge_warn "$3: $2 is not an absolute path; skipped"; return 0 ;;
+	*) forge_warn "$3: $2 is not an absolute path; skipped"; return 1 ;;
 	esac
 	if forge_path_unsafe "$2"; then
 		forge_warn "$3: $2: $forge_path_why; skipped"
-		return 0
+		return 1
 	fi
 	if ! forge_canon_dir "$2"; then
 		forge_warn "$3: $2 is not an existing directory; skipped"
-		return 0
+		return 1
 	fi
 	if forge_path_unsafe "$forge_canon"; then
 		forge_warn "$3: $2 resolves to $forge_canon: $forge_path_why; skipped"
-		return 0
+		return 1
 	fi
-	forge_mounts_hidden_ok "$forge_canon" "$3" || return 0
-	forge_mounts_owned "$2" "$3" || return 0
+	forge_mounts_hidden_ok "$forge_canon" "$3" || return 1
+	forge_mounts_owned "$2" "$3" || return 1
 	if forge_path_overlaps "$forge_canon" "$forge_mounts_reserved"; then
 		forge_warn "$3: $forge_canon overlaps the reserved path $forge_overlap; skipped"
-		return 0
+		return 1
 	fi
-	rest=$forge_mounts_custom
+	rest=$4
 	while [ -n "$rest" ]; do
 		line=${rest%%'
 '*}
@@ -148,19 +152,13 @@ forge_mounts_custom() {
 		if [ "$forge_canon" = "$path" ] && [ "${line%% *}" = explicit ] &&
 			[ "${3%%\[*}" = loop.allowExternalDirectories ]; then
 			# An explicit sandbox.mounts entry wins over the same directory here.
-			return 0
+			return 1
 		fi
 		if forge_path_within "$forge_canon" "$path" || forge_path_within "$path" "$forge_canon"; then
 			forge_warn "$3: $forge_canon overlaps the earlier mount $path; skipped"
-			return 0
+			return 1
 		fi
 	done
-	case $3 in
-	sandbox.mounts*) forge_mounts_custom=${forge_mounts_custom}explicit' '$forge_canon'
-' ;;
-	*) forge_mounts_custom=${forge_mounts_custom}external' '$forge_canon'
-' ;;
-	esac
 	forge_mounts=$forge_mounts$1' '$forge_canon'
 '
 	forge_mounts_why=$forge_mounts_why$3'
@@ -196,17 +194,17 @@ forge_mounts_optional() {
 # without, nothing on disk changes (plan). Exits 65 when the worktree or a
 # git dir cannot be mounted or its commondir is refused, 73 when the hooks
 # dir, .forge or a git folder cannot be protected.
-# With a SOURCE worktree (forge-verify --isolated --sandbox; kept in
-# forge_mounts_from), ROOT is an isolated copy of that worktree: the copy
-# takes the worktree's place, the object stores STORES lists, one a line
-# (those forge_copy_repo recorded)
+# With a SOURCE worktree (forge-verify --isolated --sandbox; its paths kept
+# in forge_mounts_hidden), ROOT is an isolated copy of that worktree: the
+# copy takes the worktree's place, the object stores STORES lists, one a
+# line (those forge_copy_repo recorded)
 # are mounted read-only, and nothing that is, holds or lies in the source
 # worktree or its git dirs is mounted at all.
 forge_mounts_plan() {
-	local common_dir dir gitdir line project rest
-	forge_mounts_backend=$2 forge_mounts_from=${4:-}
-	forge_mounts='' forge_mounts_why='' forge_mounts_reserved='' forge_mounts_custom=
-	forge_mounts_hidden_set
+	local common_dir custom dir flag gitdir line project projro rest
+	forge_mounts_backend=$2
+	forge_mounts='' forge_mounts_why='' forge_mounts_reserved=''
+	forge_mounts_hidden_set "${4:-}"
 	forge_mounts_must "$1" worktree
 	forge_mounts_candidate rw "$1" worktree
 
@@ -230,7 +228,7 @@ forge_mounts_plan() {
 		forge_warn "cannot add /.forge/ to the repository's info/exclude"
 	fi
 	forge_mounts_protect "$1/.forge" 'evidence dir' "${3:-}"
-	[ -z "$forge_mounts_from" ] || forge_mounts_borrowed "${5:-}"
+	[ -z "${4:-}" ] || forge_mounts_borrowed "${5:-}"
 
 	# The project read-only: it always holds the read-write git common dir
 	# (<project>/.git), and msb cannot mount a folder read-only around a
@@ -238,8 +236,10 @@ forge_mounts_plan() {
 	# the git dir gives the sandbox the project's history. The plan keeps it
 	# in forge_mounts_project_held for a backend that can (and for up's note).
 	forge_mounts_project_held='' forge_mounts_project_holds=
-	forge_sandbox_cfg_value projro
-	if [ "$forge_cfg_value" != false ] && forge_mounts_project &&
+	projro=
+	! forge_sandbox_cfg_value projro || projro=$forge_cfg_val
+	project=${common_dir%/.git}
+	if [ "$projro" != false ] && forge_mounts_project "$common_dir" &&
 		[ "$project" != "$1" ] && forge_mounts_optional "$project" 'project'; then
 		if forge_mounts_holds_rw "$project"; then
 			forge_mounts_reserved=$forge_mounts_reserved$project'
@@ -251,7 +251,7 @@ forge_mounts_plan() {
 	fi
 
 	if forge_sandbox_cfg_value toolout; then
-		dir=$forge_cfg_value
+		dir=$forge_cfg_val
 	else
 		forge_xdg_dir data || forge_xdg=/nonexistent/.local/share
 		dir=$forge_xdg/opencode/tool-output
@@ -264,7 +264,7 @@ forge_mounts_plan() {
 	fi
 
 	if forge_sandbox_cfg_value scratch; then
-		dir=$forge_cfg_value
+		dir=$forge_cfg_val
 	else
 		dir=${TMPDIR:-/tmp}/opencode
 	fi
@@ -284,6 +284,8 @@ forge_mounts_plan() {
 	fi
 
 	# Custom mounts: explicit ones first, so they win over the external dirs.
+	# custom: those accepted, "explicit PATH" or "external PATH" lines.
+	custom=
 	rest=$forge_sandbox_cfg
 	while [ -n "$rest" ]; do
 		line=${rest%%'
@@ -292,10 +294,14 @@ forge_mounts_plan() {
 '}
 		forge_sandbox_cfg_split "$line"
 		case $forge_cfg_tag/$forge_cfg_key in
-		mount_ro/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
-		mount_rw/*) forge_mounts_custom rw "$forge_cfg_val" "$forge_cfg_key" ;;
-		X/mount_*) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped" ;;
+		mount_ro/*) flag=ro ;;
+		mount_rw/*) flag=rw ;;
+		X/mount_*) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped"; continue ;;
+		*) continue ;;
 		esac
+		forge_mounts_custom "$flag" "$forge_cfg_val" "$forge_cfg_key" "$custom" || continue
+		custom=${custom}explicit' '$forge_canon'
+'
 	done
 	rest=$forge_sandbox_cfg
 	while [ -n "$rest" ]; do
@@ -305,9 +311,13 @@ forge_mounts_plan() {
 '}
 		forge_sandbox_cfg_split "$line"
 		case $forge_cfg_tag/$forge_cfg_key in
-		ext/*) forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" ;;
-		X/ext) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped" ;;
+		ext/*) ;;
+		X/ext) forge_warn "$forge_cfg_val: contains a newline, which cannot be mounted (the mount plan is line-based); skipped"; continue ;;
+		*) continue ;;
 		esac
+		forge_mounts_custom ro "$forge_cfg_val" "$forge_cfg_key" "$custom" || continue
+		custom=${custom}external' '$forge_canon'
+'
 	done
 	return 0
 }
@@ -338,19 +348,17 @@ forge_mounts_absolute() {
 	return 1
 }
 
-# forge_mounts_project: for forge_mounts_plan (called by it only: reads its
-# local common_dir and sets its local project), sets project to the source
-# project, the main worktree of the repository, found as git finds it: the
-# git common dir (common_dir, canonical) without its trailing "/.git". Returns 1 when
-# there is none: a bare repository, or a git dir not named .git (git itself
-# cannot tell where that repository's main worktree is).
+# forge_mounts_project COMMON: true when the git common dir COMMON
+# (canonical) has a source project, the main worktree of the repository,
+# found as git finds it: COMMON without its trailing "/.git", a folder.
+# False when there is none: a bare repository, or a git dir not named .git
+# (git itself cannot tell where that repository's main worktree is).
 forge_mounts_project() {
 	local bare
-	case $common_dir in */?*/.git) ;; *) return 1 ;; esac
-	bare=$(forge_git --git-dir="$common_dir" config --bool core.bare 2>/dev/null) || bare=false
+	case $1 in */?*/.git) ;; *) return 1 ;; esac
+	bare=$(forge_git --git-dir="$1" config --bool core.bare 2>/dev/null) || bare=false
 	[ "$bare" != true ] || return 1
-	project=${common_dir%/.git}
-	[ -d "$project" ]
+	[ -d "${1%/.git}" ]
 }
 
 # --- the plan of an isolated copy (forge-verify --isolated --sandbox) ----------

@@ -64,7 +64,7 @@ EOF
 # The mount plan's results stay set too (forge_mounts,
 # forge_mounts_project_held).
 forge_plan() {
-	local root name backend create source stores allow hosts names out line code
+	local root name backend create source stores allow hosts names out line code view
 	root=$1 name=$2 backend=$3 create=${4:-} source=${5:-} stores=${6:-}
 	# The names set on the host: one awk for all (a name with a newline,
 	# or anything no configured name can be, is left out).
@@ -111,11 +111,15 @@ EOF
 	forge_plan=${out%%'
 '*}
 	forge_plan=${forge_plan#P	}
-	forge_plan_view "$forge_plan" "${out#*'
-'}"
-	# Said now, before any msb call: msb itself fails on it at create or exec;
-	# the namespace backend's proxy reads it once, when the sandbox starts.
+	view=${out#*'
+'}
+	forge_plan_view "$forge_plan" "$view"
+	# The secrets whose host variable is unset (the view's "unset" lines),
+	# said now, before any msb call: msb itself fails on them at create or
+	# exec; the namespace backend's proxy reads them once, when the sandbox
+	# starts.
 	while IFS= read -r line; do
+		case $line in 'unset	'*) line=${line#*'	'} ;; *) continue ;; esac
 		[ -n "$line" ] || continue
 		if [ "$backend" = bwrap ]; then
 			forge_warn "secret $line: the host variable $line is not set; commands in the sandbox run, but its requests to the secret's hosts carry the placeholder \$MSB_$line instead of a value (the proxy reads $line when the sandbox starts): export it, then forge-sandbox up --restart"
@@ -123,7 +127,7 @@ EOF
 			forge_warn "secret $line: the host variable $line is not set; export it in the environment that starts the harness (and forge-sandbox), or every command in the sandbox fails (msb refuses to start or exec a sandbox whose secret's variable is unset)"
 		fi
 	done <<EOF
-$forge_plan_unset
+$view
 EOF
 	return 0
 }
@@ -143,7 +147,6 @@ EOF
 #   forge_sandbox_env      the env names passed in, one a line
 #   forge_plan_mounts      the mounts as "rw PATH" / "ro PATH" lines, in order
 #   forge_plan_project     the project held read-only around them, or empty
-#   forge_plan_unset       the secrets whose host variable is unset, one a line
 #   forge_plan_msb_argv    for an msb plan, msb's rendering (forge_msb_render)
 forge_plan_view() {
 	local out line
@@ -156,7 +159,7 @@ forge_plan_view() {
 		out=$(printf '%s' "$1" | forge_plan_jq view) ||
 			forge_die 70 "jq failed while reading the sandbox plan"
 	fi
-	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_plan_unset='' forge_plan_mounts='' forge_plan_msb_argv=
+	forge_sandbox_egress_hosts='' forge_sandbox_secrets='' forge_sandbox_env='' forge_plan_mounts='' forge_plan_msb_argv=
 	while IFS= read -r line; do
 		case $line in
 		'image	'*) forge_sandbox_image=${line#*'	'} ;;
@@ -171,8 +174,6 @@ forge_plan_view() {
 		'secret	'*) forge_sandbox_secrets=$forge_sandbox_secrets${line#*'	'}'
 ' ;;
 		'env	'*) forge_sandbox_env=$forge_sandbox_env${line#*'	'}'
-' ;;
-		'unset	'*) forge_plan_unset=$forge_plan_unset${line#*'	'}'
 ' ;;
 		'mount	'*) forge_plan_mounts=$forge_plan_mounts${line#*'	'}'
 ' ;;

@@ -34,12 +34,14 @@ forge_sandbox_record_safe() {
 # resources, the env names passed in and the secrets (ENV@HOST,... each;
 # names and hosts only, never a value), the last two space-separated.
 forge_sandbox_record_create() {
+	local env_list secret_list
 	forge_clock
-	forge_sandbox_fixed_lists
+	env_list=$(forge_sandbox_spaced "$forge_sandbox_env")
+	secret_list=$(forge_sandbox_spaced "$forge_sandbox_secrets")
 	if forge_exclude_forge_dir "$1" && forge_sandbox_record_safe "$1" "$2" create &&
 		forge_state set "$forge_sandbox_record" "egress=$forge_sandbox_egress" \
 			"image=$forge_sandbox_image" "resources=$forge_sandbox_resources" \
-			"env=$forge_sandbox_env_list" "secrets=$forge_sandbox_secret_list" "created=$forge_ts"; then
+			"env=$env_list" "secrets=$secret_list" "created=$forge_ts"; then
 		return 0
 	fi
 	forge_warn "cannot record what $2 is created with in $1/.forge/sandbox/$2${forge_state_refusal:+: $forge_state_refusal}"
@@ -51,15 +53,14 @@ forge_sandbox_record_remove() {
 	rm -f -- "$forge_sandbox_record" "$forge_sandbox_record.lock"
 }
 
-# forge_sandbox_fixed_lists: sets forge_sandbox_env_list and
-# forge_sandbox_secret_list to the plan's env names and secrets
-# (forge_sandbox_env, forge_sandbox_secrets), one line each, space-separated
-# (no name or host holds a space), as the record keeps them.
-forge_sandbox_fixed_lists() {
-	forge_sandbox_env_list=$(printf '%s' "$forge_sandbox_env" | tr '\n' ' ')
-	forge_sandbox_env_list=${forge_sandbox_env_list% }
-	forge_sandbox_secret_list=$(printf '%s' "$forge_sandbox_secrets" | tr '\n' ' ')
-	forge_sandbox_secret_list=${forge_sandbox_secret_list% }
+# forge_sandbox_spaced LIST: prints LIST, one of the plan's lists of env
+# names or secrets (forge_sandbox_env, forge_sandbox_secrets: one a line), on
+# one line, space-separated (no name or host holds a space), as the record
+# keeps it.
+forge_sandbox_spaced() {
+	local line
+	line=$(printf '%s' "$1" | tr '\n' ' ') || return
+	printf '%s\n' "${line% }"
 }
 
 # forge_sandbox_drift_check ROOT NAME [BACKEND]: warns when the configured
@@ -69,11 +70,12 @@ forge_sandbox_fixed_lists() {
 # every up: forge_sandbox_secrets_converge.) Keys a record lacks (an older
 # forge wrote it) are not compared.
 forge_sandbox_drift_check() {
-	local disk key keys said was old new
+	local disk env_list key keys said secret_list was old new
 	forge_sandbox_record_safe "$1" "$2" && [ -f "$forge_sandbox_record" ] || return 0
 	was=$(forge_state dump "$forge_sandbox_record" 2>/dev/null) || return 0
 	said='' disk=
-	forge_sandbox_fixed_lists
+	env_list=$(forge_sandbox_spaced "$forge_sandbox_env")
+	secret_list=$(forge_sandbox_spaced "$forge_sandbox_secrets")
 	keys='egress image resources env'
 	[ "${3:-msb}" != bwrap ] || keys="$keys secrets"
 	for key in $keys; do
@@ -87,8 +89,8 @@ $key="*) ;;
 		egress) new=$forge_sandbox_egress ;;
 		image) new=$forge_sandbox_image ;;
 		resources) new=$forge_sandbox_resources ;;
-		env) new=$forge_sandbox_env_list ;;
-		secrets) new=$forge_sandbox_secret_list ;;
+		env) new=$env_list ;;
+		secrets) new=$secret_list ;;
 		esac
 		[ "$old" != "$new" ] || continue
 		if [ -z "$said" ]; then

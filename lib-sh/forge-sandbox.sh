@@ -83,9 +83,10 @@ forge_sandbox_cfg_split() {
 	esac
 }
 
-# forge_sandbox_cfg_value TAG: sets forge_cfg_value (and forge_cfg_key) to
-# the value of the single-valued key TAG. Returns 1 when it is not set.
-# Exits 65 when the value has a newline or NUL byte.
+# forge_sandbox_cfg_value TAG: true when the single-valued key TAG is set:
+# its line is then split (forge_sandbox_cfg_split), forge_cfg_val its value
+# and forge_cfg_key its name. Returns 1 when it is not set. Exits 65 when
+# the value has a newline or NUL byte.
 forge_sandbox_cfg_value() {
 	local line rest
 	rest=$forge_sandbox_cfg
@@ -99,7 +100,6 @@ forge_sandbox_cfg_value() {
 			forge_die 65 "configuration key ${forge_cfg_val}: contains a newline or NUL byte"
 		fi
 		[ "$forge_cfg_tag" = "$1" ] || continue
-		forge_cfg_value=$forge_cfg_val
 		return 0
 	done
 	return 1

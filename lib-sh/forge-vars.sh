@@ -220,54 +220,49 @@ unset forge_reuse_epoch forge_reuse_fan2 forge_reuse_fan4 forge_reuse_from \
 : "${forge_reuse_verdict=}" # set by forge_reuse_find
 
 # forge-mounts.sh
-unset forge_canon forge_mounts forge_mounts_backend forge_mounts_custom \
-	forge_mounts_from forge_mounts_project_held forge_mounts_project_holds \
-	forge_mounts_reserved forge_mounts_why forge_path_why
-: "${forge_canon=}" # set by forge_mounts_scratch_allowed, forge_canon_dir, forge_canon_future
-: "${forge_mounts=}" # set by forge_mounts_git_folder, forge_mounts_candidate, forge_mounts_custom, forge_mounts_plan
-: "${forge_mounts_backend=}" # set by forge_mounts_plan
-: "${forge_mounts_custom=}" # set by forge_mounts_custom, forge_mounts_plan
-: "${forge_mounts_from=}" # set by forge_mounts_plan
-: "${forge_mounts_project_held=}" # set by forge_mounts_plan
-: "${forge_mounts_project_holds=}" # set by forge_mounts_holds_rw, forge_mounts_plan
-: "${forge_mounts_reserved=}" # set by forge_mounts_git_folder, forge_mounts_candidate, forge_mounts_plan
-: "${forge_mounts_why=}" # set by forge_mounts_git_folder, forge_mounts_candidate, forge_mounts_custom, forge_mounts_plan
-: "${forge_path_why=}" # set by forge_path_unsafe
+unset forge_canon forge_mounts forge_mounts_backend forge_mounts_project_held \
+	forge_mounts_project_holds forge_mounts_reserved forge_mounts_why \
+	forge_path_why
+: "${forge_canon=}" # set by forge_canon_dir, forge_canon_future, forge_mounts_scratch_allowed: the physical absolute path of the directory last resolved (for forge_canon_future, of one that may not exist yet)
+: "${forge_mounts=}" # set by forge_mounts_candidate, forge_mounts_custom, forge_mounts_git_folder, forge_mounts_plan: the mount plan: one "rw PATH" or "ro PATH" line each (canonical), in the order the mounts are given
+: "${forge_mounts_backend=}" # set by forge_mounts_plan: the backend the plan is made for, msb or bwrap (forge_path_unsafe, forge_mounts_git and forge_mounts_state_check follow it)
+: "${forge_mounts_project_held=}" # set by forge_mounts_plan: the read-only project when it holds a read-write mount: left out of forge_mounts (msb cannot mount it around one), the plan's project instead; else empty
+: "${forge_mounts_project_holds=}" # set by forge_mounts_holds_rw, forge_mounts_plan: the first read-write mount inside that held project (for up's note); else empty
+: "${forge_mounts_reserved=}" # set by forge_mounts_candidate, forge_mounts_git_folder, forge_mounts_plan: the paths offered as forge's own mounts (kept or dropped) and the held project, one a line: no custom mount may overlap one, no scratch dir hold one
+: "${forge_mounts_why=}" # set by forge_mounts_candidate, forge_mounts_custom, forge_mounts_git_folder, forge_mounts_plan: what each mount of forge_mounts is ("worktree", "git dir", a configuration key, ...), one a line in the same order
+: "${forge_path_why=}" # set by forge_path_unsafe: why the backend cannot mount the path it refused, for a message
 
 # forge-mounts-trust.sh
-unset forge_mounts_hidden forge_overlap forge_owner_name forge_owner_uid \
-	forge_walk_dir forge_walk_links forge_walk_rest
-: "${forge_mounts_hidden=}" # set by forge_mounts_hidden_set
-: "${forge_overlap=}" # set by forge_path_overlaps
-: "${forge_owner_name=}" # set by forge_mounts_owner_of
-: "${forge_owner_uid=}" # set by forge_mounts_owner_of
-: "${forge_walk_dir=}" # set by forge_path_walk
-: "${forge_walk_links=}" # set by forge_path_walk
-: "${forge_walk_rest=}" # set by forge_path_walk
+unset forge_mounts_hidden forge_overlap forge_walk_dir forge_walk_links \
+	forge_walk_rest
+: "${forge_mounts_hidden=}" # set by forge_mounts_hidden_set: what an isolated copy's sandbox must not see (the source worktree, its git dir and common dir), one path a line; empty for a worktree's own plan
+: "${forge_overlap=}" # set by forge_path_overlaps: the first path of the list that the path is, holds or lies in
+: "${forge_walk_dir=}" # set by forge_path_walk: the deepest existing folder the walk reached (physical)
+: "${forge_walk_links=}" # set by forge_path_walk: every symbolic link on the way, one physical path a line
+: "${forge_walk_rest=}" # set by forge_path_walk: what of the path is left below forge_walk_dir (empty when the path exists)
 
 # forge-plan.sh
 unset forge_plan forge_plan_mounts forge_plan_msb_argv forge_plan_project \
-	forge_plan_unset forge_plan_viewed forge_sandbox_cfg forge_sandbox_cpus \
-	forge_sandbox_egress forge_sandbox_egress_hosts forge_sandbox_egress_mode \
-	forge_sandbox_env forge_sandbox_image forge_sandbox_memory_mib \
-	forge_sandbox_resources forge_sandbox_secrets forge_size
-: "${forge_plan=}" # set by forge_plan
-: "${forge_plan_mounts=}" # set by forge_plan_view
-: "${forge_plan_msb_argv=}" # set by forge_plan_view
-: "${forge_plan_project=}" # set by forge_plan_view
-: "${forge_plan_unset=}" # set by forge_plan_view
-: "${forge_plan_viewed=}" # set by forge_plan_view
-: "${forge_sandbox_cfg=}" # set by forge_plan
-: "${forge_sandbox_cpus=}" # set by forge_plan_view
-: "${forge_sandbox_egress=}" # set by forge_plan_view
-: "${forge_sandbox_egress_hosts=}" # set by forge_plan_view
-: "${forge_sandbox_egress_mode=}" # set by forge_plan_view
-: "${forge_sandbox_env=}" # set by forge_plan_view
-: "${forge_sandbox_image=}" # set by forge_plan_view
-: "${forge_sandbox_memory_mib=}" # set by forge_plan_view
-: "${forge_sandbox_resources=}" # set by forge_plan_view
-: "${forge_sandbox_secrets=}" # set by forge_plan_view
-: "${forge_size=}" # set by forge_size_mib
+	forge_plan_viewed forge_sandbox_cfg forge_sandbox_cpus forge_sandbox_egress \
+	forge_sandbox_egress_hosts forge_sandbox_egress_mode forge_sandbox_env \
+	forge_sandbox_image forge_sandbox_memory_mib forge_sandbox_resources \
+	forge_sandbox_secrets forge_size
+: "${forge_plan=}" # set by forge_plan: the sandbox plan, one line of JSON (forge(7))
+: "${forge_plan_mounts=}" # set by forge_plan_view: the plan's mounts, "rw PATH" or "ro PATH" lines in order
+: "${forge_plan_msb_argv=}" # set by forge_plan_view: for an msb plan, msb create's argv, one argument a line (forge_msb_render takes it); else empty
+: "${forge_plan_project=}" # set by forge_plan_view: the project the plan holds read-only around its mounts, or empty
+: "${forge_plan_viewed=}" # set by forge_plan_view: the plan its view was last made from (a plan is viewed once)
+: "${forge_sandbox_cfg=}" # set by forge_plan: the configuration keys the mount plan reads, one "TAG<tab>KEY<tab>VALUE" line each (forge-plan.jq's mount_config; forge_sandbox_cfg_split)
+: "${forge_sandbox_cpus=}" # set by forge_plan_view: the plan's cpu count
+: "${forge_sandbox_egress=}" # set by forge_plan_view: the egress as the record keeps it: empty when open, else "--net-default deny[ --net-rule allow@HOST...]"
+: "${forge_sandbox_egress_hosts=}" # set by forge_plan_view: the hosts egress allows, one a line
+: "${forge_sandbox_egress_mode=}" # set by forge_plan_view: the egress mode: open, allow or deny
+: "${forge_sandbox_env=}" # set by forge_plan_view: the names of the host variables passed in, one a line
+: "${forge_sandbox_image=}" # set by forge_plan_view: the image reference
+: "${forge_sandbox_memory_mib=}" # set by forge_plan_view: the memory limit in MiB
+: "${forge_sandbox_resources=}" # set by forge_plan_view: "cpus=N memory=S dockerDisk=S cacheDisk=S", sizes in msb's syntax, as the record keeps it
+: "${forge_sandbox_secrets=}" # set by forge_plan_view: the secrets, one "ENV@HOST,..." a line
+: "${forge_size=}" # set by forge_size_mib: the size in msb's syntax, "<n>g" or "<n>m"
 
 # forge-msb.sh
 unset forge_msb forge_msb_absent forge_msb_bound forge_msb_doctor \
@@ -294,9 +289,9 @@ unset forge_sandbox_removed forge_sandbox_restart \
 
 # forge-cgroup.sh
 unset forge_bwrap_cgroup_dirs forge_bwrap_cgroup_kind forge_bwrap_join
-: "${forge_bwrap_cgroup_dirs=}" # set by forge_bwrap_cgroups
-: "${forge_bwrap_cgroup_kind=}" # set by forge_bwrap_cgroups
-: "${forge_bwrap_join=}" # set by forge_bwrap_limits_set
+: "${forge_bwrap_cgroup_dirs=}" # set by forge_bwrap_cgroups: the sandbox's cgroup folders, one a line (v2: one; v1: one for each of memory, pids and cpu the host has), which may not exist yet
+: "${forge_bwrap_cgroup_kind=}" # set by forge_bwrap_cgroups: the host's cgroups: v2, v1, or empty when it has none
+: "${forge_bwrap_join=}" # set by forge_bwrap_limits_set: the cgroup.procs files of the cgroups whose limits were set, one a line, which the sandbox's init joins
 
 # forge-bwrap-render.sh
 unset forge_bwrap_env_names forge_bwrap_init forge_bwrap_netmode \
@@ -327,34 +322,31 @@ unset forge_bwrap_data forge_bwrap_dir forge_bwrap_home \
 : "${forge_bwrap_status_fd=}" # set by forge_bwrap_state
 
 # forge-sandbox.sh
-unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_cfg_value \
-	forge_sandbox_cache_volume forge_sandbox_docker_volume forge_sandbox_name \
-	forge_sandbox_registry_dir forge_sandbox_registry_file forge_sandbox_root
-: "${forge_cfg_key=}" # set by forge_sandbox_cfg_split
-: "${forge_cfg_tag=}" # set by forge_sandbox_cfg_split
-: "${forge_cfg_val=}" # set by forge_sandbox_cfg_split
-: "${forge_cfg_value=}" # set by forge_sandbox_cfg_value
-: "${forge_sandbox_cache_volume=}" # set by forge_sandbox_volumes
-: "${forge_sandbox_docker_volume=}" # set by forge_sandbox_volumes
-: "${forge_sandbox_name=}" # set by forge_sandbox_name_of
-: "${forge_sandbox_registry_dir=}" # set by forge_sandbox_registry
-: "${forge_sandbox_registry_file=}" # set by forge_sandbox_registry
-: "${forge_sandbox_root=}" # set by forge_sandbox_locate
+unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_sandbox_cache_volume \
+	forge_sandbox_docker_volume forge_sandbox_name forge_sandbox_registry_dir \
+	forge_sandbox_registry_file forge_sandbox_root
+: "${forge_cfg_key=}" # set by forge_sandbox_cfg_split: the key a forge_sandbox_cfg line names, for messages (for an "X" line, its tag)
+: "${forge_cfg_tag=}" # set by forge_sandbox_cfg_split: that line's tag (projro, toolout, scratch, mount_ro, mount_rw, ext; "X" for a value with a newline or NUL byte)
+: "${forge_cfg_val=}" # set by forge_sandbox_cfg_split: that line's value (for an "X" line, its key)
+: "${forge_sandbox_cache_volume=}" # set by forge_sandbox_volumes: the name of the sandbox's cache volume, NAME-cache-data
+: "${forge_sandbox_docker_volume=}" # set by forge_sandbox_volumes: the name of the sandbox's docker volume, NAME-docker-data
+: "${forge_sandbox_name=}" # set by forge_sandbox_name_of: the sandbox's name, forge-<slug>-<h> (forge_sandbox_locate sets it too)
+: "${forge_sandbox_registry_dir=}" # set by forge_sandbox_registry: the registry of sandboxes, forge/sandboxes in the XDG state folder, where the bring-up locks are too
+: "${forge_sandbox_registry_file=}" # set by forge_sandbox_registry: the sandbox's entry in it (its worktree, backend and mounts)
+: "${forge_sandbox_root=}" # set by forge_sandbox_locate: the physical root of the worktree found
 
 # forge-sandbox-record.sh
-unset forge_sandbox_env_list forge_sandbox_record forge_sandbox_secret_list
-: "${forge_sandbox_env_list=}" # set by forge_sandbox_fixed_lists
-: "${forge_sandbox_record=}" # set by forge_sandbox_record_file
-: "${forge_sandbox_secret_list=}" # set by forge_sandbox_fixed_lists
+unset forge_sandbox_record
+: "${forge_sandbox_record=}" # set by forge_sandbox_record_file: the file that records what the sandbox was created with, ROOT/.forge/sandbox/NAME
 
 # forge-sandbox-lock.sh
 unset forge_sandbox_wait
-: "${forge_sandbox_wait=}" # set by forge_sandbox_wait_setting
+: "${forge_sandbox_wait=}" # set by forge_sandbox_wait_setting: how many seconds up waits for a busy sandbox or its lock (FORGE_SANDBOX_WAIT, default 30)
 
 # forge-doctor.sh
 unset forge_backend forge_bwrap_probe
-: "${forge_backend=}" # set by forge_sandbox_backend
-: "${forge_bwrap_probe=}" # set by forge_bwrap_probe
+: "${forge_backend=}" # set by forge_sandbox_backend: the backend chosen, msb or bwrap
+: "${forge_bwrap_probe=}" # set by forge_bwrap_probe: "available", or why bwrap cannot make user and network namespaces here
 
 # forge-check.sh
 unset forge_check_backend forge_check_escaped forge_check_place \
