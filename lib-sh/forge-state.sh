@@ -233,9 +233,7 @@ forge_runs_prune() {
 	[ -n "${forge_keep_runs:-}" ] || return 0
 	[ -n "${forge_runs_found:-}" ] || forge_runs_finished
 	forge_runs_found=
-	# shellcheck disable=SC2086 # run IDs, split on spaces on purpose
-	set -- $forge_runs_finished
-	[ "$#" -gt 0 ] || return 0
+	[ -n "$forge_runs_finished" ] || return 0
 	if [ -z "${forge_runs_kept:-}" ]; then
 		forge_runs_kept_ids || return 0
 	fi
@@ -248,7 +246,8 @@ forge_runs_prune() {
 	(
 		cd -P -- "$forge_state_dir/runs" 2>/dev/null || exit 0
 		[ "$(pwd -P)" = "$root/.forge/runs" ] || exit 0
-		for id in "$@"; do
+		# Run IDs, separated by spaces (they hold none, nor a pattern).
+		for id in $forge_runs_finished; do
 			case $forge_runs_kept in *"
 $id
 "*) continue ;; esac
