@@ -182,11 +182,9 @@ unset forge_evidence_jq forge_evidence_size
 : "${forge_evidence_size=}" # set by forge_evidence_file
 
 # forge-verify.sh
-unset forge_exec_isolated forge_record_argc forge_record_tested \
-	forge_recorded forge_step_missing forge_step_module forge_step_module_dir \
-	forge_verdict
+unset forge_exec_isolated forge_record_tested forge_recorded \
+	forge_step_missing forge_step_module forge_step_module_dir forge_verdict
 : "${forge_exec_isolated=}" # set by forge_verify_execute
-: "${forge_record_argc=}" # set by forge_verify_execute
 : "${forge_record_tested=}" # set by forge_verify_execute
 : "${forge_recorded=}" # set by forge_reuse_replay, forge_verify_execute
 : "${forge_step_missing=}" # set by forge_step_missing
