@@ -35,13 +35,12 @@ unset forge_mono_ms forge_ms forge_plain_chars forge_printable_jq \
 : "${forge_xdg=}" # set by forge_bwrap_state, forge_check_place, forge_xdg_dir, forge_bwrap_image_rootfs, forge_mounts_state_check, forge_mounts_plan, forge_sandbox_registry
 
 # forge-config.sh
-unset forge_config forge_config_defaults forge_config_files forge_config_jq \
+unset forge_config forge_config_defaults forge_config_files \
 	forge_config_sandbox forge_config_schema forge_config_verify_values \
 	forge_default_timeout forge_keep_runs forge_threshold forge_warm
 : "${forge_config=}" # set by forge_config_load
 : "${forge_config_defaults=}" # set by forge_config_texts
 : "${forge_config_files=}" # set by forge_config_load
-: "${forge_config_jq=}" # set by forge_config_texts
 : "${forge_config_sandbox=}" # set by forge_config_verify
 : "${forge_config_schema=}" # set by forge_config_texts
 : "${forge_config_verify_values=}" # set by forge_config_load, forge_config_texts
@@ -177,8 +176,7 @@ unset forge_evidence_shown forge_limit_ms forge_quoted forge_signal \
 : "${forge_step_timeout=}" # set by forge_step_next
 
 # forge-evidence.sh
-unset forge_evidence_jq forge_evidence_size
-: "${forge_evidence_jq=}" # set by forge_evidence_def
+unset forge_evidence_size
 : "${forge_evidence_size=}" # set by forge_evidence_file
 
 # forge-verify.sh
