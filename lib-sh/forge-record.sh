@@ -32,7 +32,7 @@ forge_record() {
 	# Retention's inputs, read before this record is appended: the finished
 	# runs first, then the records (see forge_runs_prune).
 	forge_runs_finished
-	forge_runs_found=1 sources=0
+	sources=0
 	[ -z "$forge_runs_finished" ] || sources=1
 	forge_record_sh "$sources" "$sandbox" "$tested" "$key" "$argc" "$verdict" "$isolated" "$change" "$head" "$tree" "$@" ||
 		forge_record_jq "$sources" "$sandbox" "$tested" "$key" "$argc" "$verdict" "$isolated" "$change" "$head" "$tree" "$@"
@@ -43,8 +43,8 @@ forge_record() {
 ?unknown
 "*)
 		# Retention could not read what it keeps: nothing is pruned.
-		forge_runs_kept='' forge_runs_found='' ;;
-	*) forge_runs_prune ;;
+		forge_runs_kept='' ;;
+	*) forge_runs_prune found ;;
 	esac
 }
 

@@ -219,20 +219,19 @@ $forge_runs_kept
 "
 }
 
-# forge_runs_prune: removes the folders of finished runs that retention does
-# not keep (SPEC 3.2): forge_keep_runs finished runs and those a change
-# record names stay, and so does every run that is still going. Only run
-# folders forge named are removed, never through a symbolic link. Does
-# nothing before the configuration is known.
-# The finished runs are found first (forge_runs_finished, unless already
-# found) and the records read after (forge_runs_kept, unless already read):
-# a run records itself before it ends, so one that ended a moment ago is
-# either still alive or already in what is read.
+# forge_runs_prune [found]: removes the folders of finished runs that
+# retention does not keep (SPEC 3.2): forge_keep_runs finished runs and
+# those a change record names stay, and so does every run that is still
+# going. Only run folders forge named are removed, never through a symbolic
+# link. Does nothing before the configuration is known.
+# The finished runs are found first (forge_runs_finished, unless "found"
+# says the caller just did) and the records read after (forge_runs_kept,
+# unless already read): a run records itself before it ends, so one that
+# ended a moment ago is either still alive or already in what is read.
 forge_runs_prune() {
 	local id root
 	[ -n "${forge_keep_runs:-}" ] || return 0
-	[ -n "${forge_runs_found:-}" ] || forge_runs_finished
-	forge_runs_found=
+	[ "${1:-}" = found ] || forge_runs_finished
 	[ -n "$forge_runs_finished" ] || return 0
 	if [ -z "${forge_runs_kept:-}" ]; then
 		forge_runs_kept_ids || return 0

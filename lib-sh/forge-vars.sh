@@ -72,14 +72,13 @@ unset forge_common_dir forge_common_of forge_git_dir forge_head \
 
 # forge-state.sh
 unset forge_breaker forge_run_dir forge_run_id forge_run_log \
-	forge_runs_finished forge_runs_found forge_runs_kept forge_state_dir \
-	forge_state_refusal forge_streak
+	forge_runs_finished forge_runs_kept forge_state_dir forge_state_refusal \
+	forge_streak
 : "${forge_breaker=}" # set by forge_breaker_state: the breaker, open or closed
 : "${forge_run_dir=}" # set by forge_run_begin: this run's log folder, .forge/runs/<run ID>
 : "${forge_run_id=}" # set by forge_run_begin: this run's ID, <forge_stamp>-<PID>
 : "${forge_run_log=}" # set by forge_run_log: the log file of the step about to run, in the run's folder
 : "${forge_runs_finished=}" # set by forge_runs_finished: the IDs of the finished runs, each after a space
-: "${forge_runs_found=}" # set by forge_record, forge_runs_prune: 1 when forge_runs_finished is already found, so that forge_runs_prune (which empties it) does not look again
 : "${forge_runs_kept=}" # set by forge_record, forge_record_kept, forge_record_sh, forge_record_split, forge_runs_kept_ids, forge_runs_prune: the run IDs retention keeps, one per line between newlines (a line ?unknown: not known, prune nothing); empty: not read yet
 : "${forge_state_dir=}" # set by forge_sandbox_record_safe, forge_state_init: the repository's .forge folder (absolute)
 : "${forge_state_refusal=}" # set by forge_state_path: why it refused the path (the message of the exit 73)
