@@ -6,9 +6,11 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_config_texts: sets the schema, the defaults and the jq program.
+# forge_config_texts: sets the schema, the defaults and the verify values
+# the defaults hold.
 # (Assigned when called, so that sourcing forge.sh defines functions only.)
 forge_config_texts() {
+	local keep threshold timeout warm
 	# The schema: every known key with its type. "T[]" is an array of T; object
 	# members of array elements are listed under "key[].member".
 	forge_config_schema='{
@@ -63,12 +65,11 @@ forge_config_texts() {
 	
 	# The verify defaults, also used as they are when no file exists at all.
 	# (The fifth, verify.sandbox, has no default in the merged configuration.)
-	forge_config_verify_values='1800 3 false 20 false'
-	# shellcheck disable=SC2086 # plain words
-	set -- $forge_config_verify_values
+	timeout=1800 threshold=3 warm=false keep=20
+	forge_config_verify_values="$timeout $threshold $warm $keep false"
 	forge_config_defaults='{
-	  "verify": {"timeout": '"$1"', "breaker": {"threshold": '"$2"'}, "isolated": {"warm": '"$3"'},
-	             "keepRuns": '"$4"'},
+	  "verify": {"timeout": '"$timeout"', "breaker": {"threshold": '"$threshold"'}, "isolated": {"warm": '"$warm"'},
+	             "keepRuns": '"$keep"'},
 	  "sandbox": {
 	    "image": "oc-forge-sandbox:latest",
 	    "backend": "auto",
@@ -80,15 +81,102 @@ forge_config_texts() {
 	  },
 	  "loop": {"allowExternalDirectories": []}
 	}'
-	
+}
+
+# forge_config_load ROOT [FILE]: loads and merges the configuration for the
+# repository at ROOT (may be empty: no forge.json) plus an explicit FILE
+# (--config). Sets forge_config to the merged JSON. Exits 65 naming the file
+# and key on invalid JSON or a wrong type; warns about unknown keys, and
+# about the keys ROOT/forge.json may not set (every sandbox.* and loop.*
+# key, verify.sandbox false, verify.reuse.trust), which it ignores.
+forge_config_load() {
+	local bad cli f line nl out repo root user
+	root=$1
+	cli=${2:-}
+	set --
+	# The user's file, in the XDG configuration folder (a relative
+	# XDG_CONFIG_HOME is ignored: it would name a file of the current
+	# directory, maybe a hostile work tree, as the user's own).
+	user=/nonexistent/.config/forge/config.json
+	! forge_xdg_dir config || user=$forge_xdg/forge/config.json
+	[ -f "$user" ] && set -- "$@" "$user"
+	# The repository's own forge.json is untrusted: repo is its
+	# index among the files (-1: none). $FORGE_CONFIG and --config are the
+	# user's choice, whatever file they name.
+	repo=-1
+	if [ -n "$root" ] && [ -f "$root/forge.json" ]; then
+		repo=$#
+		set -- "$@" "$root/forge.json"
+	fi
+	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
+	[ -n "$cli" ] && set -- "$@" "$cli"
+	# How many files were read: none means the defaults, known without jq.
+	forge_config_files=$#
+	for f in "$@"; do
+		if [ ! -r "$f" ] || [ -d "$f" ]; then
+			forge_die 65 "$f: cannot read config file"
+		fi
+	done
+	if [ "$#" -eq 0 ]; then
+		# Nothing to read: the defaults, without starting jq.
+		forge_config_texts
+		forge_config=$forge_config_defaults
+		return 0
+	fi
+	# Each file is passed as a name and its text; jq parses the text itself so
+	# an error can name the file.
+	out=$(forge_config_run "$user" "$repo" "$@") ||
+		forge_die 70 "jq failed while reading the configuration"
+	forge_config=
+	bad=
+	nl='
+'
+	while [ -n "$out" ]; do
+		# The merged configuration comes last, on one line: take it whole
+		# rather than scanning a possibly huge string for newlines.
+		case $out in
+		"C	"*) forge_config=${out#??}; break ;;
+		esac
+		line=${out%%"$nl"*}
+		case $out in
+		*"$nl"*) out=${out#*"$nl"} ;;
+		*) out= ;;
+		esac
+		case $line in
+		"W	"*) forge_warn "${line#??}" ;;
+		"E	"*) forge_error "${line#??}"; bad=1 ;;
+		"V	"*) forge_config_verify_values=${line#??} ;;
+		esac
+	done
+	[ -z "$bad" ] || exit 65
+	[ -n "$forge_config" ] || forge_die 70 "configuration produced no result"
+}
+
+# forge_config_run USER REPO FILE...: runs the jq merge over FILE...
+# (internal): USER is the user's file, REPO the index among FILE... of the
+# repository's own forge.json (-1: none). Each file goes in by name and raw
+# text, so jq itself parses it and an error can name the file; nothing is
+# limited by the size of an argument.
+forge_config_run() {
+	local f n repo user
+	user=$1 repo=$2
+	shift 2
+	forge_config_texts
+	n=0
+	for f in "$@"; do
+		set -- "$@" --arg "n$n" "$f" --rawfile "t$n" "$f"
+		shift
+		n=$((n + 1))
+	done
 	# Reads every file, checks JSON and types against the schema, merges.
 	# Emits "W<TAB>msg" warnings, "E<TAB>msg" errors, then a "V<TAB>" line with
 	# the verify values and, last, one "C<TAB>json" line. Numbers are bounded
 	# so that the shell and forge-timeout take them as jq prints them (plain
 	# decimals, never 1e-07 or 1e+20): seconds as forge_is_seconds, counts
 	# as forge_is_count.
-	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_config_jq='
+	jq -n -r --argjson schema "$forge_config_schema" --argjson defaults "$forge_config_defaults" \
+		--argjson count "$n" --argjson repo "$repo" \
+		--arg user "$user" "$@" '
 	def show: tostring | gsub("[\u0000-\u001f]"; "?");
 	def fits($t; $v):
 	  if $t == "size" then ($v | type) == "string" or ($v | type) == "number"
@@ -178,96 +266,6 @@ forge_config_texts() {
 	'
 }
 
-# forge_config_load ROOT [FILE]: loads and merges the configuration for the
-# repository at ROOT (may be empty: no forge.json) plus an explicit FILE
-# (--config). Sets forge_config to the merged JSON. Exits 65 naming the file
-# and key on invalid JSON or a wrong type; warns about unknown keys, and
-# about the keys ROOT/forge.json may not set (every sandbox.* and loop.*
-# key, verify.sandbox false, verify.reuse.trust), which it ignores.
-forge_config_load() {
-	local bad cli f line nl out repo root user
-	root=$1
-	cli=${2:-}
-	set --
-	# The user's file, in the XDG configuration folder (a relative
-	# XDG_CONFIG_HOME is ignored: it would name a file of the current
-	# directory, maybe a hostile work tree, as the user's own).
-	user=/nonexistent/.config/forge/config.json
-	! forge_xdg_dir config || user=$forge_xdg/forge/config.json
-	[ -f "$user" ] && set -- "$@" "$user"
-	# The repository's own forge.json is untrusted: repo is its
-	# index among the files (-1: none). $FORGE_CONFIG and --config are the
-	# user's choice, whatever file they name.
-	repo=-1
-	if [ -n "$root" ] && [ -f "$root/forge.json" ]; then
-		repo=$#
-		set -- "$@" "$root/forge.json"
-	fi
-	[ -n "${FORGE_CONFIG:-}" ] && set -- "$@" "$FORGE_CONFIG"
-	[ -n "$cli" ] && set -- "$@" "$cli"
-	# How many files were read: none means the defaults, known without jq.
-	forge_config_files=$#
-	for f in "$@"; do
-		if [ ! -r "$f" ] || [ -d "$f" ]; then
-			forge_die 65 "$f: cannot read config file"
-		fi
-	done
-	if [ "$#" -eq 0 ]; then
-		# Nothing to read: the defaults, without starting jq.
-		forge_config_texts
-		forge_config=$forge_config_defaults
-		return 0
-	fi
-	# Each file is passed as a name and its text; jq parses the text itself so
-	# an error can name the file.
-	out=$(forge_config_run "$user" "$repo" "$@") ||
-		forge_die 70 "jq failed while reading the configuration"
-	forge_config=
-	bad=
-	nl='
-'
-	while [ -n "$out" ]; do
-		# The merged configuration comes last, on one line: take it whole
-		# rather than scanning a possibly huge string for newlines.
-		case $out in
-		"C	"*) forge_config=${out#??}; break ;;
-		esac
-		line=${out%%"$nl"*}
-		case $out in
-		*"$nl"*) out=${out#*"$nl"} ;;
-		*) out= ;;
-		esac
-		case $line in
-		"W	"*) forge_warn "${line#??}" ;;
-		"E	"*) forge_error "${line#??}"; bad=1 ;;
-		"V	"*) forge_config_verify_values=${line#??} ;;
-		esac
-	done
-	[ -z "$bad" ] || exit 65
-	[ -n "$forge_config" ] || forge_die 70 "configuration produced no result"
-}
-
-# forge_config_run USER REPO FILE...: runs the jq merge over FILE...
-# (internal): USER is the user's file, REPO the index among FILE... of the
-# repository's own forge.json (-1: none). Each file goes in by name and raw
-# text, so jq itself parses it and an error can name the file; nothing is
-# limited by the size of an argument.
-forge_config_run() {
-	local f n repo user
-	user=$1 repo=$2
-	shift 2
-	forge_config_texts
-	n=0
-	for f in "$@"; do
-		set -- "$@" --arg "n$n" "$f" --rawfile "t$n" "$f"
-		shift
-		n=$((n + 1))
-	done
-	jq -n -r --argjson schema "$forge_config_schema" --argjson defaults "$forge_config_defaults" \
-		--argjson count "$n" --argjson repo "$repo" \
-		--arg user "$user" "$@" "$forge_config_jq"
-}
-
 # forge_config_get KEY: prints the merged value of a dotted KEY (strings raw,
 # other values as JSON; nothing for null). Needs forge_config_load first.
 forge_config_get() {
@@ -281,10 +279,16 @@ forge_config_get() {
 # ranges were checked per file by forge_config_load, which also extracted
 # them; checked here again in the form the shell will use them).
 forge_config_verify() {
-	# shellcheck disable=SC2086 # plain words
-	set -- $forge_config_verify_values
-	forge_is_seconds "$1" || forge_die 65 "configuration: key verify.timeout: not a usable number of seconds: $1"
-	forge_is_count "$2" || forge_die 65 "configuration: key verify.breaker.threshold: not a usable count: $2"
-	forge_is_count "$4" || forge_die 65 "configuration: key verify.keepRuns: not a usable count: $4"
-	forge_default_timeout=$1 forge_threshold=$2 forge_warm=$3 forge_keep_runs=$4 forge_config_sandbox=${5:-false}
+	local keep rest threshold timeout warm
+	# The words of forge_config_verify_values, in their order.
+	rest=$forge_config_verify_values
+	timeout=${rest%% *} rest=${rest#* }
+	threshold=${rest%% *} rest=${rest#* }
+	warm=${rest%% *} rest=${rest#* }
+	keep=${rest%% *} rest=${rest#* }
+	forge_is_seconds "$timeout" || forge_die 65 "configuration: key verify.timeout: not a usable number of seconds: $timeout"
+	forge_is_count "$threshold" || forge_die 65 "configuration: key verify.breaker.threshold: not a usable count: $threshold"
+	forge_is_count "$keep" || forge_die 65 "configuration: key verify.keepRuns: not a usable count: $keep"
+	forge_default_timeout=$timeout forge_threshold=$threshold forge_warm=$warm forge_keep_runs=$keep
+	forge_config_sandbox=${rest%% *}
 }

@@ -119,13 +119,18 @@ forge_valid_change_id() {
 # reading of
 # forge-state now: a process cheaper than date(1), and one per reading.
 forge_clock() {
-	local out
+	local out rest
 	forge_helper_path forge-state
 	out=$("$forge_helper" now) || forge_die 70 "cannot read the clock (forge-state now)"
-	# shellcheck disable=SC2086 # four plain words, split on purpose
-	set -- $out
-	[ "$#" -eq 4 ] || forge_die 70 "forge-state now printed '$out'"
-	forge_ts=$1 forge_stamp=$2 forge_ms=$3 forge_mono_ms=$4
+	# Four words, one space between each: TS STAMP MS MONO.
+	case $out in
+	*' '*' '*' '*' '* | ' '* | *' ' | *'  '*) forge_die 70 "forge-state now printed '$out'" ;;
+	?*' '?*' '?*' '?*) ;;
+	*) forge_die 70 "forge-state now printed '$out'" ;;
+	esac
+	forge_ts=${out%% *} rest=${out#* }
+	forge_stamp=${rest%% *} rest=${rest#* }
+	forge_ms=${rest%% *} forge_mono_ms=${rest#* }
 }
 
 # forge_ms_now: sets forge_mono_ms only (the monotonic milliseconds of

@@ -5,31 +5,6 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_evidence_def: sets forge_evidence_jq to a jq program: from the lines of a step's output, every path that may
-# name a file of the copy, one a line, relative to its root: what follows
-# the copy's folder ($copy, $real: its physical path) up to a delimiter, and
-# each run of text between delimiters (spaces only inside it, six at most,
-# so names with spaces count) that holds a "/" or a "." and does not start
-# with "/".
-# A trailing "." (the end of a sentence) and a leading "./" go.
-forge_evidence_def() {
-	# shellcheck disable=SC2016 # a jq program, not shell
-	forge_evidence_jq='
-	def cuts: . as $s | [range(0; length) as $i | select(" \t\"'"'"'`()[]{}<>,;:=|" | index($s[$i:$i + 1]) != null) | $i];
-	def spans: . as $s | cuts as $c | ($c | length) as $n
-		| range(-1; $n) as $k | range($k + 1; [$k + 7, $n] | min + 1) as $m
-		| (if $k < 0 then 0 else $c[$k] + 1 end) as $from
-		| (if $m == $n then ($s | length) else $c[$m] end) as $to
-		| select($to > $from and $to - $from <= 1024) | $s[$from:$to];
-	def firsts: . as $s | cuts as $c | ($c[:7] + [$s | length])[] | $s[:.];
-	def tidy: ltrimstr("./") | (., rtrimstr("."));
-	[ split("\n")[] as $l
-	  | ( ([$copy, $real] | unique[] | . + "/") as $p
-	      | $l | split($p)[1:][] | firsts | tidy ),
-	    ( $l | spans | select(test("^/|[\t\"'"'"'`()\\[\\]{}<>,;:=|]") | not) | select(test("[/.]")) | tidy ) ]
-	| unique[] | select(length > 0 and (test("[\u0000-\u001f\u007f]") | not))'
-}
-
 # forge_evidence_keep: keeps in the run's evidence folder, as
 # .forge/runs/<id>/files/<path>, each file of the folder the step ran in
 # (the copy, or the repository in a plain run, where a later run may
@@ -45,13 +20,30 @@ forge_evidence_keep() {
 	# folder for a link between forge's check and its copy, and the host
 	# would copy a file of its own into .forge, where the sandbox reads it.
 	[ -z "${forge_contain_name:-}" ] || return 0
-	forge_evidence_def
 	dir=$forge_exec_dir
 	real=$(cd -P -- "$dir" 2>/dev/null && pwd -P) || return 0
 	left=10485760 seen='
 '
-	forge_list=$(forge_step_tail | jq -R -r -s --arg copy "$dir" --arg real "$real" \
-		"$forge_evidence_jq" 2>/dev/null) || return 0
+	# jq picks out of the step's last lines every path that may name a file
+	# of the copy, one a line, relative to its root: what follows the copy's
+	# folder ($copy, $real: its physical path) up to a delimiter, and each
+	# run of text between delimiters (spaces only inside it, six at most, so
+	# names with spaces count) that holds a "/" or a "." and does not start
+	# with "/". A trailing "." (the end of a sentence) and a leading "./" go.
+	forge_list=$(forge_step_tail | jq -R -r -s --arg copy "$dir" --arg real "$real" '
+	def cuts: . as $s | [range(0; length) as $i | select(" \t\"'"'"'`()[]{}<>,;:=|" | index($s[$i:$i + 1]) != null) | $i];
+	def spans: . as $s | cuts as $c | ($c | length) as $n
+		| range(-1; $n) as $k | range($k + 1; [$k + 7, $n] | min + 1) as $m
+		| (if $k < 0 then 0 else $c[$k] + 1 end) as $from
+		| (if $m == $n then ($s | length) else $c[$m] end) as $to
+		| select($to > $from and $to - $from <= 1024) | $s[$from:$to];
+	def firsts: . as $s | cuts as $c | ($c[:7] + [$s | length])[] | $s[:.];
+	def tidy: ltrimstr("./") | (., rtrimstr("."));
+	[ split("\n")[] as $l
+	  | ( ([$copy, $real] | unique[] | . + "/") as $p
+	      | $l | split($p)[1:][] | firsts | tidy ),
+	    ( $l | spans | select(test("^/|[\t\"'"'"'`()\\[\\]{}<>,;:=|]") | not) | select(test("[/.]")) | tidy ) ]
+	| unique[] | select(length > 0 and (test("[\u0000-\u001f\u007f]") | not))' 2>/dev/null) || return 0
 	while forge_list_next; do
 		path=$forge_item
 		case $seen in *"

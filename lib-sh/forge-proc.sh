@@ -10,12 +10,15 @@
 # PID (from /proc; empty where there is none): with the PID, it tells a live
 # owner from a recycled PID.
 forge_proc_start() {
-	local stat
+	local field n stat
 	forge_proc_start=
 	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-	# shellcheck disable=SC2086 # fields after "(comm)" are plain numbers
-	set -- ${stat##*) }
-	[ "$#" -lt 20 ] || forge_proc_start=${20}
+	# The 20th of the fields after "(comm)" (plain numbers and a letter).
+	n=0
+	for field in ${stat##*) }; do
+		n=$((n + 1))
+		[ "$n" -lt 20 ] || { forge_proc_start=$field; return 0; }
+	done
 }
 
 # forge_owner: prints "PID START" identifying this process, for the owner

@@ -8,52 +8,57 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_record VERDICT ISOLATED CHANGE HEAD TREE [NAME RUN EXIT MS REASON]...
-# [ARG...]: records a verification: updates the breaker (forge_breaker_update
-# must know forge_threshold), appends the timeline event, writes the change
-# report, then prunes old runs. Sets forge_record_json to the event. The
-# last forge_record_argc values (default 0) are the exact argv of the first
-# step (a -- COMMAND), recorded as its "argv" (null for every other step);
-# forge_record_tested (true, false or null, the default) is the record's
-# "tested". forge_record_sandbox is the "sandbox" value (JSON; null when
-# unset), forge_record_reused the "reused" one (forge-reuse.sh), and
-# forge_record_key, when set, adds the reuse key as "key". What retention
-# keeps (forge_runs_prune) is read with the event.
+# forge_record VERDICT ISOLATED CHANGE HEAD TREE SANDBOX TESTED KEY ARGC
+# [NAME RUN EXIT MS REASON]... [ARG...]: records a verification: updates the
+# breaker (forge_breaker_update must know forge_threshold), appends the
+# timeline event, writes the change report, then prunes old runs. Sets
+# forge_record_json to the event. SANDBOX is the record's "sandbox" value
+# (JSON; null when empty), TESTED its "tested" (true, false or null, the
+# default), KEY, when not empty, the reuse key it adds as "key"; the last
+# ARGC values (default 0) are the exact argv of the first step (a --
+# COMMAND), recorded as its "argv" (null for every other step). What
+# retention keeps (forge_runs_prune) is read with the event.
 forge_record() {
-	local sources
-	forge_breaker_update "$1" "$forge_threshold"
-	forge_is_count "${forge_record_argc:-0}" || forge_die 70 "forge_record: forge_record_argc is not a count"
-	case ${forge_record_tested:-null} in
+	local argc change head isolated key sandbox sources tested tree verdict
+	verdict=$1 isolated=$2 change=$3 head=$4 tree=$5
+	sandbox=${6:-null} tested=${7:-null} key=$8 argc=${9:-0}
+	shift 9
+	forge_breaker_update "$verdict" "$forge_threshold"
+	forge_is_count "$argc" || forge_die 70 "forge_record: ARGC is not a count"
+	case $tested in
 	true | false | null) ;;
-	*) forge_die 70 "forge_record: forge_record_tested is not true, false or null" ;;
+	*) forge_die 70 "forge_record: TESTED is not true, false or null" ;;
 	esac
 	# Retention's inputs, read before this record is appended: the finished
 	# runs first, then the records (see forge_runs_prune).
 	forge_runs_finished
-	forge_runs_found=1 sources=0
+	sources=0
 	[ -z "$forge_runs_finished" ] || sources=1
-	forge_record_sh "$sources" "$@" || forge_record_jq "$sources" "$@"
+	forge_record_sh "$sources" "$sandbox" "$tested" "$key" "$argc" "$verdict" "$isolated" "$change" "$head" "$tree" "$@" ||
+		forge_record_jq "$sources" "$sandbox" "$tested" "$key" "$argc" "$verdict" "$isolated" "$change" "$head" "$tree" "$@"
 	forge_timeline_append "$forge_record_json"
-	[ -z "$3" ] || forge_change_write "$3"
+	[ -z "$change" ] || forge_change_write "$change"
 	case $forge_runs_kept in
 	*"
 ?unknown
 "*)
 		# Retention could not read what it keeps: nothing is pruned.
-		forge_runs_kept='' forge_runs_found='' ;;
-	*) forge_runs_prune ;;
+		forge_runs_kept='' ;;
+	*) forge_runs_prune found ;;
 	esac
 }
 
-# forge_record_jq SOURCES VERDICT ...: forge_record's event by jq, for any
-# values: sets forge_record_json to it and forge_runs_kept to what retention
-# keeps (read with it when SOURCES is 1). The values go to jq on its standard
-# input, NUL-separated, never as arguments: any of them may start with "-"
-# or be longer than an argument can be.
+# forge_record_jq SOURCES SANDBOX TESTED KEY ARGC VERDICT ...: forge_record's
+# event by jq, for any values (SANDBOX, TESTED, KEY and ARGC as forge_record
+# takes them): sets forge_record_json to it and forge_runs_kept to what
+# retention keeps (read with it when SOURCES is 1). VERDICT and the values
+# after it go to jq on its standard input, NUL-separated, never as
+# arguments: any of them may start with "-" or be longer than an argument
+# can be.
 forge_record_jq() {
-	local out sources
-	sources=$1
-	shift
+	local argc key out sandbox sources tested
+	sources=$1 sandbox=${2:-null} tested=${3:-null} key=$4 argc=${5:-0}
+	shift 5
 	# The "." after the last NUL keeps a final empty value (jq 1.6's split
 	# drops a trailing empty string); what retention reads follows it.
 	out=$({
@@ -64,9 +69,8 @@ forge_record_jq() {
 	} | jq -R -s -r \
 		--arg ts "$forge_ts" --arg run "$forge_run_id" \
 		--argjson streak "$forge_streak" --arg breaker "$forge_breaker" \
-		--argjson sandbox "${forge_record_sandbox:-null}" \
-		--argjson reused "${forge_record_reused:-null}" --arg key "${forge_record_key:-}" \
-		--argjson argc "${forge_record_argc:-0}" --argjson tested "${forge_record_tested:-null}" \
+		--argjson sandbox "$sandbox" --arg key "$key" \
+		--argjson argc "$argc" --argjson tested "$tested" \
 		--argjson n "$#" \
 		'def nullable: if . == "" then null else . end;
 		 split("\u0000") as $all | $all[:$n] as $a
@@ -78,7 +82,7 @@ forge_record_jq() {
 		   | if $argc > 0 and length > 0 then .[0].argv = $a[$n - $argc:] else . end) as $steps
 		 | ({ts: $ts, event: "verify", run: $run, verdict: $a[0], isolated: ($a[1] | fromjson), sandbox: $sandbox,
 		    change: ($a[2] | nullable), head: ($a[3] | nullable), tree: ($a[4] | nullable), tested: $tested,
-		    reused: $reused, steps: $steps, streak: $streak, breaker: $breaker}
+		    reused: null, steps: $steps, streak: $streak, breaker: $breaker}
 		   + (if $key == "" then {} else {key: $key} end) | tojson),
 		   (if $kept | contains("\n\u0001unknown\n") then "?unknown"
 		    else $kept | split("\n")[] | fromjson? | objects | .run, (.reused | objects | .run) | strings end)') ||
@@ -86,23 +90,20 @@ forge_record_jq() {
 	forge_record_split "$out"
 }
 
-# forge_record_sh SOURCES VERDICT ...: the same as forge_record_jq, by the
-# shell alone, when every string is plain (forge_json_plain), every number a
-# plain whole number, and no sandbox or reuse object is given; returns 1
-# otherwise (or when a record retention reads is not of the shape forge
-# writes), having set forge_record_json to nothing new, and forge_record_jq
-# does it.
+# forge_record_sh SOURCES SANDBOX TESTED KEY ARGC VERDICT ...: the same as
+# forge_record_jq, by the shell alone, when every string is plain
+# (forge_json_plain), every number a plain whole number, and SANDBOX is
+# null; returns 1 otherwise (or when a record retention reads is not of the
+# shape forge writes), having set forge_record_json to nothing new, and
+# forge_record_jq does it.
 forge_record_sh() {
-	local argc argv change head i id isolated k n reason sources steps tree v verdict
-	sources=$1
-	shift
-	argc=${forge_record_argc:-0} n=$#
-	case ${forge_record_sandbox:-null}/${forge_record_reused:-null} in
-	null/null) ;;
-	*) return 1 ;;
-	esac
+	local argc argv change head i id isolated k key n reason sources steps tested tree v verdict
+	sources=$1 tested=${3:-null} key=$4 argc=${5:-0}
+	[ "${2:-null}" = null ] || return 1
+	shift 5
+	n=$#
 	[ "$n" -ge 5 ] && [ "$((n - 5 - argc))" -ge 0 ] && [ "$(((n - 5 - argc) % 5))" -eq 0 ] || return 1
-	for v in "$forge_ts" "$forge_run_id" "$forge_breaker" "${forge_record_key:-}" "$1" "$3" "$4" "$5"; do
+	for v in "$forge_ts" "$forge_run_id" "$forge_breaker" "$key" "$1" "$3" "$4" "$5"; do
 		forge_json_plain "$v" || return 1
 	done
 	forge_json_uint "$forge_streak" || return 1
@@ -140,8 +141,8 @@ forge_record_sh() {
 		argv=null
 		shift 5
 	done
-	v="{\"ts\":\"$forge_ts\",\"event\":\"verify\",\"run\":\"$forge_run_id\",\"verdict\":\"$verdict\",\"isolated\":$isolated,\"sandbox\":null,\"change\":$change,\"head\":$head,\"tree\":$tree,\"tested\":${forge_record_tested:-null},\"reused\":null,\"steps\":[${steps#,}],\"streak\":$forge_streak,\"breaker\":\"$forge_breaker\""
-	[ -z "${forge_record_key:-}" ] || v="$v,\"key\":\"$forge_record_key\""
+	v="{\"ts\":\"$forge_ts\",\"event\":\"verify\",\"run\":\"$forge_run_id\",\"verdict\":\"$verdict\",\"isolated\":$isolated,\"sandbox\":null,\"change\":$change,\"head\":$head,\"tree\":$tree,\"tested\":$tested,\"reused\":null,\"steps\":[${steps#,}],\"streak\":$forge_streak,\"breaker\":\"$forge_breaker\""
+	[ -z "$key" ] || v="$v,\"key\":\"$key\""
 	# What retention keeps, when there is anything to prune.
 	forge_runs_kept='
 '

@@ -219,23 +219,20 @@ $forge_runs_kept
 "
 }
 
-# forge_runs_prune: removes the folders of finished runs that retention does
-# not keep (SPEC 3.2): forge_keep_runs finished runs and those a change
-# record names stay, and so does every run that is still going. Only run
-# folders forge named are removed, never through a symbolic link. Does
-# nothing before the configuration is known.
-# The finished runs are found first (forge_runs_finished, unless already
-# found) and the records read after (forge_runs_kept, unless already read):
-# a run records itself before it ends, so one that ended a moment ago is
-# either still alive or already in what is read.
+# forge_runs_prune [found]: removes the folders of finished runs that
+# retention does not keep (SPEC 3.2): forge_keep_runs finished runs and
+# those a change record names stay, and so does every run that is still
+# going. Only run folders forge named are removed, never through a symbolic
+# link. Does nothing before the configuration is known.
+# The finished runs are found first (forge_runs_finished, unless "found"
+# says the caller just did) and the records read after (forge_runs_kept,
+# unless already read): a run records itself before it ends, so one that
+# ended a moment ago is either still alive or already in what is read.
 forge_runs_prune() {
 	local id root
 	[ -n "${forge_keep_runs:-}" ] || return 0
-	[ -n "${forge_runs_found:-}" ] || forge_runs_finished
-	forge_runs_found=
-	# shellcheck disable=SC2086 # run IDs, split on spaces on purpose
-	set -- $forge_runs_finished
-	[ "$#" -gt 0 ] || return 0
+	[ "${1:-}" = found ] || forge_runs_finished
+	[ -n "$forge_runs_finished" ] || return 0
 	if [ -z "${forge_runs_kept:-}" ]; then
 		forge_runs_kept_ids || return 0
 	fi
@@ -248,7 +245,8 @@ forge_runs_prune() {
 	(
 		cd -P -- "$forge_state_dir/runs" 2>/dev/null || exit 0
 		[ "$(pwd -P)" = "$root/.forge/runs" ] || exit 0
-		for id in "$@"; do
+		# Run IDs, separated by spaces (they hold none, nor a pattern).
+		for id in $forge_runs_finished; do
 			case $forge_runs_kept in *"
 $id
 "*) continue ;; esac

@@ -19,77 +19,75 @@
 
 # forge.sh.in
 unset forge_helper forge_libexec
-: "${forge_helper=}" # set by forge_helper_path
-: "${forge_libexec=}" # set by forge_libexec_path
+: "${forge_helper=}" # set by forge_helper_path: the path of the C helper it was given (in bindir, or FORGE_HELPERDIR)
+: "${forge_libexec=}" # set by forge_libexec_path: the path of the internal helper it was given (in pkglibexecdir, or FORGE_HELPERDIR)
 
 # forge-core.sh
 unset forge_mono_ms forge_ms forge_plain_chars forge_printable_jq \
 	forge_program forge_stamp forge_ts forge_xdg
-: "${forge_mono_ms=}" # set by forge_clock, forge_ms_now
-: "${forge_ms=}" # set by forge_clock
-: "${forge_plain_chars=}" # set by forge_printable_def
-: "${forge_printable_jq=}" # set by forge_printable_def
-: "${forge_program=}" # set by forge_find_program
-: "${forge_stamp=}" # set by forge_clock
-: "${forge_ts=}" # set by forge_clock
-: "${forge_xdg=}" # set by forge_bwrap_state, forge_check_place, forge_xdg_dir, forge_bwrap_image_rootfs, forge_mounts_state_check, forge_mounts_plan, forge_sandbox_registry
+: "${forge_mono_ms=}" # set by forge_clock, forge_ms_now: milliseconds of a clock that never goes back (for durations), at the last reading
+: "${forge_ms=}" # set by forge_clock: wall-clock milliseconds since the epoch, at the last reading
+: "${forge_plain_chars=}" # set by forge_printable_def: the characters a message may hold and be printed as it is (printable ASCII and tab)
+: "${forge_printable_jq=}" # set by forge_printable_def: the jq definition of printable (a string to a string shown, not obeyed)
+: "${forge_program=}" # set by forge_find_program: the path of the program found in an absolute PATH element; empty: none
+: "${forge_stamp=}" # set by forge_clock: the last reading as a compact, sortable UTC time (YYYYmmddTHHMMSSZ)
+: "${forge_ts=}" # set by forge_clock: the last reading as an RFC 3339 UTC time
+: "${forge_xdg=}" # set by forge_bwrap_state, forge_check_place, forge_xdg_dir, forge_bwrap_image_rootfs, forge_mounts_state_check, forge_mounts_plan, forge_sandbox_registry: the absolute base folder of the XDG kind asked for (state, cache, config, data); empty: no absolute home
 
 # forge-config.sh
-unset forge_config forge_config_defaults forge_config_files forge_config_jq \
+unset forge_config forge_config_defaults forge_config_files \
 	forge_config_sandbox forge_config_schema forge_config_verify_values \
 	forge_default_timeout forge_keep_runs forge_threshold forge_warm
-: "${forge_config=}" # set by forge_config_load
-: "${forge_config_defaults=}" # set by forge_config_texts
-: "${forge_config_files=}" # set by forge_config_load
-: "${forge_config_jq=}" # set by forge_config_texts
-: "${forge_config_sandbox=}" # set by forge_config_verify
-: "${forge_config_schema=}" # set by forge_config_texts
-: "${forge_config_verify_values=}" # set by forge_config_load, forge_config_texts
-: "${forge_default_timeout=}" # set by forge_config_verify
-: "${forge_keep_runs=}" # set by forge_config_verify
-: "${forge_threshold=}" # set by forge_config_verify
-: "${forge_warm=}" # set by forge_config_verify
+: "${forge_config=}" # set by forge_config_load: the merged configuration (JSON)
+: "${forge_config_defaults=}" # set by forge_config_texts: the default configuration (JSON), what every file is merged onto
+: "${forge_config_files=}" # set by forge_config_load: how many configuration files were read (0: the defaults alone)
+: "${forge_config_sandbox=}" # set by forge_config_verify: verify.sandbox, true or false
+: "${forge_config_schema=}" # set by forge_config_texts: every known key with its type (a JSON object)
+: "${forge_config_verify_values=}" # set by forge_config_load, forge_config_texts: the verify values as words: timeout, threshold, warm, keepRuns, sandbox (and reuse.enabled, once files were read)
+: "${forge_default_timeout=}" # set by forge_config_verify: verify.timeout, the seconds a step may run unless it says otherwise
+: "${forge_keep_runs=}" # set by forge_config_verify: verify.keepRuns, how many finished runs retention keeps
+: "${forge_threshold=}" # set by forge_config_verify: verify.breaker.threshold, the streak of failures that opens the breaker
+: "${forge_warm=}" # set by forge_config_verify: verify.isolated.warm, true or false
 
 # forge-fs.sh
 unset forge_file forge_item forge_list forge_real
-: "${forge_file=}" # set by forge_read_file, forge_pool_repo
-: "${forge_item=}" # set by forge_list_next
-: "${forge_list=}" # set by forge_evidence_keep, forge_list_next, forge_pool_dir_modes, forge_pool_keep_check, forge_pool_reset, forge_reuse_find, forge_reuse_key, forge_reuse_key_config, forge_isolated_setup_run, forge_isolated_stamp
-: "${forge_real=}" # set by forge_real_dir
+: "${forge_file=}" # set by forge_read_file, forge_pool_repo: the whole content of the file read, less its final newline
+: "${forge_item=}" # set by forge_list_next: the entry it took off forge_list
+: "${forge_list=}" # set by forge_evidence_keep, forge_list_next, forge_pool_dir_modes, forge_pool_keep_check, forge_pool_reset, forge_reuse_find, forge_reuse_key, forge_reuse_key_config, forge_isolated_setup_run, forge_isolated_stamp: the newline-separated entries forge_list_next has yet to hand out
+: "${forge_real=}" # set by forge_real_dir: the physical path of the folder
 
 # forge-proc.sh
 unset forge_proc_start
-: "${forge_proc_start=}" # set by forge_proc_start
+: "${forge_proc_start=}" # set by forge_proc_start: the start time of the process (from /proc); empty: no such process
 
 # forge-git.sh
 unset forge_common_dir forge_common_of forge_git_dir forge_head \
 	forge_head_of forge_root
-: "${forge_common_dir=}" # set by forge_git_common_dir, forge_git_dirs_physical, forge_repo_root
-: "${forge_common_of=}" # set by forge_git_common_dir, forge_repo_root
-: "${forge_git_dir=}" # set by forge_git_common_dir, forge_git_dirs_physical, forge_repo_root
-: "${forge_head=}" # set by forge_head, forge_repo_root
-: "${forge_head_of=}" # set by forge_head, forge_repo_root
-: "${forge_root=}" # set by forge_repo_root, forge_image_build
+: "${forge_common_dir=}" # set by forge_git_common_dir, forge_git_dirs_physical, forge_repo_root: the physical git common dir of the worktree (shared by its linked worktrees)
+: "${forge_common_of=}" # set by forge_git_common_dir, forge_repo_root: the worktree forge_git_dir and forge_common_dir are of (forge_git_common_dir asks git again for any other)
+: "${forge_git_dir=}" # set by forge_git_common_dir, forge_git_dirs_physical, forge_repo_root: the physical git dir of the worktree
+: "${forge_head=}" # set by forge_head, forge_repo_root: the commit at HEAD; empty: no commit yet
+: "${forge_head_of=}" # set by forge_head, forge_repo_root: the worktree forge_head was read from
+: "${forge_root=}" # set by forge_repo_root, forge_image_build: the top of the worktree
 
 # forge-state.sh
 unset forge_breaker forge_run_dir forge_run_id forge_run_log \
-	forge_runs_finished forge_runs_found forge_runs_kept forge_state_dir \
-	forge_state_refusal forge_streak
-: "${forge_breaker=}" # set by forge_breaker_state
-: "${forge_run_dir=}" # set by forge_run_begin
-: "${forge_run_id=}" # set by forge_run_begin
-: "${forge_run_log=}" # set by forge_run_log
-: "${forge_runs_finished=}" # set by forge_runs_finished
-: "${forge_runs_found=}" # set by forge_record, forge_runs_prune
-: "${forge_runs_kept=}" # set by forge_record, forge_record_kept, forge_record_sh, forge_record_split, forge_runs_kept_ids, forge_runs_prune
-: "${forge_state_dir=}" # set by forge_sandbox_record_safe, forge_state_init
-: "${forge_state_refusal=}" # set by forge_state_path
-: "${forge_streak=}" # set by forge_breaker_read, forge_breaker_update
+	forge_runs_finished forge_runs_kept forge_state_dir forge_state_refusal \
+	forge_streak
+: "${forge_breaker=}" # set by forge_breaker_state: the breaker, open or closed
+: "${forge_run_dir=}" # set by forge_run_begin: this run's log folder, .forge/runs/<run ID>
+: "${forge_run_id=}" # set by forge_run_begin: this run's ID, <forge_stamp>-<PID>
+: "${forge_run_log=}" # set by forge_run_log: the log file of the step about to run, in the run's folder
+: "${forge_runs_finished=}" # set by forge_runs_finished: the IDs of the finished runs, each after a space
+: "${forge_runs_kept=}" # set by forge_record, forge_record_kept, forge_record_sh, forge_record_split, forge_runs_kept_ids, forge_runs_prune: the run IDs retention keeps, one per line between newlines (a line ?unknown: not known, prune nothing); empty: not read yet
+: "${forge_state_dir=}" # set by forge_sandbox_record_safe, forge_state_init: the repository's .forge folder (absolute)
+: "${forge_state_refusal=}" # set by forge_state_path: why it refused the path (the message of the exit 73)
+: "${forge_streak=}" # set by forge_breaker_read, forge_breaker_update: the breaker's streak of consecutive failures
 
 # forge-record.sh
 unset forge_record_json forge_record_log_name
-: "${forge_record_json=}" # set by forge_record_sh, forge_record_split, forge_reuse_replay
-: "${forge_record_log_name=}" # set by forge_record_log_name
+: "${forge_record_json=}" # set by forge_record_sh, forge_record_split, forge_reuse_replay: the run's timeline event (one line of JSON), also its change report
+: "${forge_record_log_name=}" # set by forge_record_log_name: a step's name as its log file's name holds it ([^A-Za-z0-9._-] made _)
 
 # forge-copy.sh
 unset forge_alt forge_carried_config forge_carry_config_sh forge_common_real \
@@ -159,40 +157,37 @@ unset forge_evidence_shown forge_limit_ms forge_quoted forge_signal \
 	forge_status_pid forge_step_exit forge_step_file forge_step_hint \
 	forge_step_log forge_step_ms forge_step_name forge_step_pid \
 	forge_step_queue forge_step_reason forge_step_result forge_step_timeout
-: "${forge_evidence_shown=}" # set by forge_evidence_keep, forge_step_report
-: "${forge_limit_ms=}" # set by forge_secs_to_ms
-: "${forge_quoted=}" # set by forge_shell_quote
-: "${forge_signal=}" # set by forge_interrupt, forge_signal_untrapped
-: "${forge_status_pid=}" # set by forge_status_start, forge_status_stop
-: "${forge_step_exit=}" # set by forge_step_exec
-: "${forge_step_file=}" # set by forge_step_next
-: "${forge_step_hint=}" # set by forge_step, forge_step_classify, forge_step_npm_missing
-: "${forge_step_log=}" # set by forge_step_exec
-: "${forge_step_ms=}" # set by forge_step_exec
-: "${forge_step_name=}" # set by forge_step_next
-: "${forge_step_pid=}" # set by forge_step_exec
-: "${forge_step_queue=}" # set by forge_step_next, forge_steps_queue
-: "${forge_step_reason=}" # set by forge_step_exec, forge_step_classify, forge_step_npm_missing
-: "${forge_step_result=}" # set by forge_step_result
-: "${forge_step_timeout=}" # set by forge_step_next
+: "${forge_evidence_shown=}" # set by forge_evidence_keep, forge_step_report: the lines that say which files the step's output named were kept as evidence; empty: none, or -q
+: "${forge_limit_ms=}" # set by forge_secs_to_ms: the seconds given, in whole milliseconds; empty: not a plain number
+: "${forge_quoted=}" # set by forge_shell_quote: the arguments as one line of shell that gives them back when pasted
+: "${forge_signal=}" # set by forge_interrupt, forge_signal_untrapped: the signal that interrupted the run (HUP, INT, TERM); empty: none
+: "${forge_status_pid=}" # set by forge_status_start, forge_status_stop: the PID of the subshell drawing the status line; empty: none
+: "${forge_step_exit=}" # set by forge_step_exec: the exit status of the step that just ran
+: "${forge_step_file=}" # set by forge_step_next: the next step's name reduced to [A-Za-z0-9._-], for its log file
+: "${forge_step_hint=}" # set by forge_step, forge_step_classify, forge_step_npm_missing: the one-line hint for a step's broken environment; empty: none
+: "${forge_step_log=}" # set by forge_step_exec: the log file of the step that just ran
+: "${forge_step_ms=}" # set by forge_step_exec: how long the step that just ran took, in milliseconds
+: "${forge_step_name=}" # set by forge_step_next: the next step's name (control characters made spaces)
+: "${forge_step_pid=}" # set by forge_step_exec: the PID of the step running in the background; empty: none
+: "${forge_step_queue=}" # set by forge_step_next, forge_steps_queue: the steps forge_step_next has yet to hand out, each as a TIMEOUT, FILE, LINES, NAME line and its run text
+: "${forge_step_reason=}" # set by forge_step_exec, forge_step_classify, forge_step_npm_missing: why the step that just ran failed (exit, timeout, not found, not executable, interrupted, ...); empty: it succeeded
+: "${forge_step_result=}" # set by forge_step_result: how the step ended as its report says it: ok, FAIL exit N, ERROR REASON, ...
+: "${forge_step_timeout=}" # set by forge_step_next: the next step's time limit, in seconds
 
 # forge-evidence.sh
-unset forge_evidence_jq forge_evidence_size
-: "${forge_evidence_jq=}" # set by forge_evidence_def
-: "${forge_evidence_size=}" # set by forge_evidence_file
+unset forge_evidence_size
+: "${forge_evidence_size=}" # set by forge_evidence_file: the size in bytes of the file it kept
 
 # forge-verify.sh
-unset forge_exec_isolated forge_record_argc forge_record_tested \
-	forge_recorded forge_step_missing forge_step_module forge_step_module_dir \
-	forge_verdict
-: "${forge_exec_isolated=}" # set by forge_verify_execute
-: "${forge_record_argc=}" # set by forge_verify_execute
-: "${forge_record_tested=}" # set by forge_verify_execute
-: "${forge_recorded=}" # set by forge_reuse_replay, forge_verify_execute
-: "${forge_step_missing=}" # set by forge_step_missing
-: "${forge_step_module=}" # set by forge_step_own_module
-: "${forge_step_module_dir=}" # set by forge_step_own_module
-: "${forge_verdict=}" # set by forge_reuse_replay, forge_verify_execute, forge_verify_judge
+unset forge_exec_isolated forge_record_tested forge_recorded \
+	forge_step_missing forge_step_module forge_step_module_dir forge_verdict
+: "${forge_exec_isolated=}" # set by forge_verify_execute: the run's "isolated" (false, "cold" or "warm", as JSON), for forge_step to classify failures by
+: "${forge_record_tested=}" # set by forge_verify_execute: the record's "tested" (true, false or null), also for the ERROR record of a run stopped before its verdict was recorded
+: "${forge_recorded=}" # set by forge_reuse_replay, forge_verify_execute: 1 once the run's verdict is on the record
+: "${forge_step_missing=}" # set by forge_step_missing: the command the step's log says was not found; empty: none named
+: "${forge_step_module=}" # set by forge_step_own_module: the project's own Python package the step's log says cannot be imported; empty: none
+: "${forge_step_module_dir=}" # set by forge_step_own_module: where that package is, relative to the folder: "" (its root) or /src
+: "${forge_verdict=}" # set by forge_reuse_replay, forge_verify_execute, forge_verify_judge: the run's verdict, PASS, FAIL or ERROR
 
 # forge-reuse.sh
 unset forge_record_key forge_reuse_age forge_reuse_key forge_reuse_on \

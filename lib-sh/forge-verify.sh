@@ -6,17 +6,19 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_verify_execute WORKDIR ISOLATED CHANGE HEAD TREE [-- COMMAND [ARG...]]:
-# runs the steps (COMMAND alone when given, else forge_steps) in WORKDIR and
-# records the verdict (forge_record), then sets forge_recorded=1. Sets
+# forge_verify_execute WORKDIR ISOLATED CHANGE HEAD TREE SANDBOX KEY
+# [-- COMMAND [ARG...]]: runs the steps (COMMAND alone when given, else
+# forge_steps) in WORKDIR and records the verdict (forge_record, with the
+# record's SANDBOX and KEY), then sets forge_recorded=1. Sets
+# forge_record_tested first (what the record's "tested" is). Sets
 # forge_verdict to PASS, FAIL, or ERROR when a step could not be executed or
 # found (126/127: a broken environment, not a failure of the code; the step
 # is named on stderr). A signal ends the run as ERROR with the interrupted
 # step on the record, then exits 128+n.
 forge_verify_execute() {
-	local change_id="$3" head="$4" tree="$5" display n
+	local change_id="$3" head="$4" tree="$5" sandbox="$6" key="$7" argc display n
 	forge_exec_dir=$1 forge_exec_isolated=$2
-	shift 5
+	shift 7
 	forge_verdict=PASS
 	if [ "$#" -gt 0 ]; then
 		# -- COMMAND: one step named "command", run as argv, without a
@@ -26,12 +28,12 @@ forge_verify_execute() {
 		forge_shell_quote "$@"
 		display=$forge_quoted
 		forge_step Verify 1 command command "$display" "$forge_default_timeout" "$@"
-		forge_record_argc=$#
+		argc=$#
 		forge_record_tested=null
 		set -- command "$display" "$forge_step_exit" "$forge_step_ms" "$forge_step_reason" "$@"
 		forge_verify_judge command "$display"
 	else
-		forge_record_argc=0
+		argc=0
 		forge_record_tested=${forge_steps_tested:-null}
 		forge_steps_queue "$forge_steps" "$forge_default_timeout" verify.steps
 		n=0
@@ -48,8 +50,7 @@ forge_verify_execute() {
 		forge_record_tested=${forge_steps_tested:-null}
 	fi
 	forge_record "$forge_verdict" "$forge_exec_isolated" "$change_id" \
-		"$head" "$tree" "$@"
-	forge_record_argc=0
+		"$head" "$tree" "$sandbox" "$forge_record_tested" "$key" "$argc" "$@"
 	forge_recorded=1
 	forge_exit_signal
 }

@@ -60,7 +60,7 @@ teardown() { forge_test_teardown; }
 		forge_run_begin
 		forge_threshold=3
 		forge_head "$forge_root"
-		forge_record FAIL false "" "$forge_head" "" build make 2 10 exit
+		forge_record FAIL false "" "$forge_head" "" null null "" 0 build make 2 10 exit
 		printf "%s\n" "$forge_streak $forge_breaker"'
 	assert_success
 	assert_line --index 0 "$REPO"

@@ -23,8 +23,7 @@ record() {
 		shift 2
 		forge_ts=2026-12-01T10:00:00Z forge_run_id=20261201T100000Z-42
 		forge_streak=${STREAK:-0} forge_breaker=closed forge_keep_runs=3
-		forge_record_argc=$argc forge_record_tested=${TESTED:-null} forge_record_key=${KEY:-}
-		forge_record_"$way" "${SOURCES:-0}" "$@" || { echo no; exit 0; }
+		forge_record_"$way" "${SOURCES:-0}" null "${TESTED:-null}" "${KEY:-}" "$argc" "$@" || { echo no; exit 0; }
 		printf "%s\n" "$forge_record_json"
 		printf "%s\n" $forge_runs_kept | sort' sh "$way" "$argc" "$@"
 }
