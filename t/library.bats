@@ -6,7 +6,7 @@ load test_helper
 setup() { repo_setup; }
 teardown() { forge_test_teardown; }
 
-@test "bash: sourcing adds only forge_* functions: no variables, options, traps, output or cd" {
+@test "bash: sourcing adds only forge_* functions and the variables forge-vars.sh declares: no options, traps, output or cd" {
 	run bash -c '
 		set -eu
 		before_vars=$(compgen -v | sort)
@@ -18,7 +18,10 @@ teardown() { forge_test_teardown; }
 		[ "$out" = done ]
 		. "$FORGE_LIBDIR/forge.sh"
 		new_vars=$(comm -13 <(echo "$before_vars") <(compgen -v | sort) | grep -vx -e before_funcs -e before_opts -e before_pwd -e out -e before_vars -e before_traps -e _ -e BASH_LINENO -e BASH_SOURCE -e FUNCNAME || true)
-		[ -z "$new_vars" ] || { echo "new variables: $new_vars"; exit 1; }
+		declared=$(sed -n "s/^: \"\\\${\(forge_[a-z0-9_]*\)[:]*=.*/\1/p" "$FORGE_LIBDIR/forge-vars.sh" | sort)
+		[ "$(printf "%s\n" "$declared" | wc -l)" -gt 100 ]
+		undeclared=$(comm -23 <(printf "%s\n" "$new_vars" | grep -vx declared || true) <(echo "$declared"))
+		[ -z "$undeclared" ] || { echo "new variables: $undeclared"; exit 1; }
 		new_funcs=$(comm -13 <(echo "$before_funcs") <(compgen -A function | sort))
 		[ -n "$new_funcs" ]
 		if printf "%s\n" "$new_funcs" | grep -v "^forge_"; then echo "non-forge function"; exit 1; fi
