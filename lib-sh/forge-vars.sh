@@ -123,10 +123,8 @@ unset forge_pool forge_pool_base forge_pool_held forge_pool_state \
 : "${forge_repo_id=}" # set by forge_repo_id
 
 # forge-prune.sh
-unset forge_prune_dry forge_prune_kib forge_prune_verbose
-: "${forge_prune_dry=}" # set by forge_prune
+unset forge_prune_kib
 : "${forge_prune_kib=}" # set by forge_prune, forge_prune_note
-: "${forge_prune_verbose=}" # set by forge_prune
 
 # forge-setup.sh
 unset forge_exec_dir forge_isolated_keep forge_isolated_key \
