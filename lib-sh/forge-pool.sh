@@ -33,22 +33,23 @@ forge_pool_dir_prepare() {
 		forge_die 73 "cannot create $1"
 }
 
-# forge_pool_repo ROOT: sets forge_pool to this repository's pool folder,
-# <base>/<repo-id>, and creates it with a "source" file naming the git common
-# dir (so --prune can tell a pool whose repository is gone).
+# forge_pool_repo ROOT: creates this repository's pool folder,
+# forge_pool_base/forge_repo_id (both set), with a "source" file naming the
+# git common dir (so --prune can tell a pool whose repository is gone).
 forge_pool_repo() {
+	local pool
 	forge_pool_base
 	forge_copy_place_check "$forge_pool_base" 'warm pool'
 	[ -d "$forge_pool_base" ] || mkdir -p -- "$forge_pool_base" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_pool_base"
 	forge_repo_id
-	forge_pool=$forge_pool_base/$forge_repo_id
-	forge_pool_dir_prepare "$forge_pool"
-	forge_read_file "$forge_pool/source" 2>/dev/null || forge_file=
+	pool=$forge_pool_base/$forge_repo_id
+	forge_pool_dir_prepare "$pool"
+	forge_read_file "$pool/source" 2>/dev/null || forge_file=
 	if [ "$forge_file" != "$forge_common_real" ]; then
-		{ printf '%s\n' "$forge_common_real" >"$forge_pool/source.$$" &&
-			mv -f -- "$forge_pool/source.$$" "$forge_pool/source"; } ||
-			forge_die 73 "cannot write $forge_pool/source"
+		{ printf '%s\n' "$forge_common_real" >"$pool/source.$$" &&
+			mv -f -- "$pool/source.$$" "$pool/source"; } ||
+			forge_die 73 "cannot write $pool/source"
 	fi
 }
 
@@ -59,14 +60,15 @@ forge_pool_repo() {
 # clean index, the setup stamp, scratch files).
 # The paths in forge_isolated_keep (newline-separated) survive the reset.
 forge_pool_acquire() {
-	local name dir entry lock slot tries
+	local name dir entry lock pool slot tries
 	forge_copy_require_head "$1"
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
+	pool=$forge_pool_base/$forge_repo_id
 	forge_copy_prune
 	slot=1 tries=0
 	while :; do
-		lock=$forge_pool/$slot.lock
+		lock=$pool/$slot.lock
 		# Opening a FIFO would block; a link would lock what it points to.
 		forge_clear_for_file "$lock" || forge_die 73 "cannot remove $lock"
 		exec 9>>"$lock" || forge_die 73 "cannot create $lock"
@@ -81,11 +83,11 @@ forge_pool_acquire() {
 		fi
 		exec 9>&-
 		slot=$((slot + 1))
-		[ "$slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
+		[ "$slot" -le 64 ] || forge_die 75 "every warm slot in $pool is busy"
 	done
 	forge_pool_held=1
-	dir=$forge_pool/$slot
-	forge_pool_state=$forge_pool/$slot.state
+	dir=$pool/$slot
+	forge_pool_state=$pool/$slot.state
 	forge_pool_dir_prepare "$dir"
 	forge_pool_dir_prepare "$forge_pool_state"
 	# Scratch files are made anew each run (what was left there, a FIFO

@@ -114,9 +114,7 @@ unset forge_copy_scan_pid forge_copy_tree
 : "${forge_copy_tree=}" # set by forge_copy_snapshot_tree
 
 # forge-pool.sh
-unset forge_pool forge_pool_base forge_pool_held forge_pool_state \
-	forge_repo_id
-: "${forge_pool=}" # set by forge_pool_repo
+unset forge_pool_base forge_pool_held forge_pool_state forge_repo_id
 : "${forge_pool_base=}" # set by forge_pool_base
 : "${forge_pool_held=}" # set by forge_pool_acquire, forge_pool_release
 : "${forge_pool_state=}" # set by forge_pool_acquire
