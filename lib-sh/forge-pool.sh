@@ -113,7 +113,8 @@ forge_pool_acquire() {
 		forge_pool_reset "$1" ||
 			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_state/scratch/git.err")"
 	fi
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch" "$forge_pool_state/objects"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch" "$forge_pool_state/objects" \
+		"$forge_pool_index_ready"
 }
 
 # forge_pool_scratch_clear DIR: makes DIR an empty real folder: what it
@@ -139,14 +140,16 @@ forge_pool_scratch_clear() {
 # works on the slot's own index, kept outside the copy where no step writes
 # it (index flags a step set are not in it), with the time it was written:
 # its stat data spares rewriting unchanged files, and never passes a file a
-# step touched for clean (forge_copy_checkout). The copy gets a copy of it.
+# step touched for clean (forge_copy_checkout). The copy and the scratch
+# folder get a copy of it; forge_pool_index_ready is 1 when the snapshot's
+# tree is to be built in the latter (forge_copy_snapshot_tree).
 forge_pool_reset() {
 	local index same scratch
 	# Nothing of a sandbox of this slot (one a killed run left) may run
 	# while the host resets it: see forge_contain_begin.
 	forge_contain_forget "${forge_copy_dir%/*}"
 	scratch=$forge_pool_state/scratch
-	forge_copy_index_ready=
+	forge_pool_index_ready=
 	forge_copy_repo "$1" "$forge_copy_dir" "$scratch" "$forge_pool_state/git-init"
 	index=$forge_pool_state/index
 	forge_clear_for_file "$index" || return 1
@@ -186,7 +189,7 @@ forge_pool_reset() {
 	# in particular, many entries are of this second, and each write of the
 	# scratch index would hash their files again (racy-git).
 	tee -- "$forge_copy_dir/.git/index" <"$index" >"$scratch/index" || return 1
-	[ -z "$same" ] || forge_copy_index_ready=1
+	[ -z "$same" ] || forge_pool_index_ready=1
 	[ -n "$same" ] || printf '%s\n' "$forge_head" >"$forge_pool_state/index.head" || return 1
 }
 

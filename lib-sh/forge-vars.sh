@@ -92,19 +92,12 @@ unset forge_record_json forge_record_log_name
 : "${forge_record_log_name=}" # set by forge_record_log_name
 
 # forge-copy.sh
-unset forge_alt forge_carried_config forge_carry_config_sh forge_common_real \
-	forge_copy_dir forge_copy_index_ready forge_copy_stores forge_copy_tmp \
-	forge_links_check_sh forge_objects_dir forge_root_real forge_tmp_base
-: "${forge_alt=}" # set by forge_alt_line
-: "${forge_carried_config=}" # set by forge_copy_texts
-: "${forge_carry_config_sh=}" # set by forge_copy_texts
+unset forge_common_real forge_copy_dir forge_copy_stores forge_copy_tmp \
+	forge_root_real forge_tmp_base
 : "${forge_common_real=}" # set by forge_copy_require_head, forge_prune
 : "${forge_copy_dir=}" # set by forge_copy_create, forge_pool_acquire
-: "${forge_copy_index_ready=}" # set by forge_copy_create, forge_pool_reset
 : "${forge_copy_stores=}" # set by forge_copy_repo, forge_copy_store
 : "${forge_copy_tmp=}" # set by forge_copy_create, forge_copy_destroy
-: "${forge_links_check_sh=}" # set by forge_copy_texts
-: "${forge_objects_dir=}" # set by forge_copy_require_head
 : "${forge_root_real=}" # set by forge_copy_require_head, forge_prune
 : "${forge_tmp_base=}" # set by forge_copy_tmp_base
 
@@ -114,9 +107,11 @@ unset forge_copy_scan_pid forge_copy_tree
 : "${forge_copy_tree=}" # set by forge_copy_snapshot_tree
 
 # forge-pool.sh
-unset forge_pool_base forge_pool_held forge_pool_state forge_repo_id
+unset forge_pool_base forge_pool_held forge_pool_index_ready forge_pool_state \
+	forge_repo_id
 : "${forge_pool_base=}" # set by forge_pool_base
 : "${forge_pool_held=}" # set by forge_pool_acquire, forge_pool_release
+: "${forge_pool_index_ready=}" # set by forge_pool_reset
 : "${forge_pool_state=}" # set by forge_pool_acquire
 : "${forge_repo_id=}" # set by forge_repo_id
 
