@@ -39,19 +39,6 @@ forge_copy_place_check() {
 	esac
 }
 
-# forge_copy_tmp_base: sets forge_tmp_base to the folder cold copies go in:
-# TMPDIR (made absolute against the current directory, as mktemp would use
-# it), else /tmp; checked to exist and to lie outside the repository.
-forge_copy_tmp_base() {
-	forge_tmp_base=${TMPDIR:-/tmp}
-	case $forge_tmp_base in
-	/*) ;;
-	*) forge_tmp_base=$(pwd)/$forge_tmp_base ;;
-	esac
-	[ -d "$forge_tmp_base" ] || forge_die 73 "TMPDIR $forge_tmp_base is not a folder"
-	forge_copy_place_check "$forge_tmp_base" 'TMPDIR'
-}
-
 # --- the copy's own repository --------------------------------------------------
 
 # forge_copy_require_head ROOT: sets forge_head, forge_common_dir and the
@@ -323,16 +310,25 @@ done'
 # commit, 73 when TMPDIR is unusable or inside the repository, 74 when the
 # copy cannot be made faithfully.
 forge_copy_create() {
-	local name
+	local base name
 	[ -z "${forge_copy_tmp:-}" ] ||
 		forge_die 70 "a copy exists already ($forge_copy_tmp): forge_copy_destroy it first"
 	forge_copy_require_head "$1"
-	forge_copy_tmp_base
-	forge_copy_prune
+	# The folder cold copies go in: TMPDIR (made absolute against the
+	# current directory, as mktemp would use it), else /tmp; checked to exist
+	# and to lie outside the repository.
+	base=${TMPDIR:-/tmp}
+	case $base in
+	/*) ;;
+	*) base=$(pwd)/$base ;;
+	esac
+	[ -d "$base" ] || forge_die 73 "TMPDIR $base is not a folder"
+	forge_copy_place_check "$base" 'TMPDIR'
+	forge_copy_prune "$base"
 	# Named after this process (see forge_copy_tmp_alive); mkdir, not
 	# mktemp, so the name says whose it is from the instant it exists. One
 	# left by an earlier process with the same PID is dead by definition.
-	forge_copy_tmp=$forge_tmp_base/forge-verify.$(printf '%06x' "$$")
+	forge_copy_tmp=$base/forge-verify.$(printf '%06x' "$$")
 	if ! mkdir -m 700 -- "$forge_copy_tmp" 2>/dev/null; then
 		if ! forge_is_real_dir "$forge_copy_tmp" ||
 			! forge_rm_tree "$forge_copy_tmp" || ! mkdir -m 700 -- "$forge_copy_tmp"; then

@@ -65,7 +65,7 @@ forge_pool_acquire() {
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
 	pool=$forge_pool_base/$forge_repo_id
-	forge_copy_prune
+	forge_copy_prune "${TMPDIR:-/tmp}"
 	slot=1 tries=0
 	while :; do
 		lock=$pool/$slot.lock

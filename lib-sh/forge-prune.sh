@@ -21,7 +21,7 @@ forge_prune() {
 	forge_root_real=$forge_real
 	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
 	forge_common_real=$forge_real
-	forge_copy_prune "$mode"
+	forge_copy_prune "${TMPDIR:-/tmp}" "$mode"
 	forge_pool_base
 	forge_repo_id
 	forge_pool_remove "$forge_pool_base/$forge_repo_id" "$mode"
@@ -41,15 +41,14 @@ forge_prune() {
 	fi
 }
 
-# forge_copy_prune [MODE]: removes cold copies whose owner is gone (a run
-# that was SIGKILLed) from forge_tmp_base, else from an absolute TMPDIR (never
-# from a relative one, nor from one inside the repository, forge_root_real or
-# forge_common_real: there a forge-verify.XXXXXX folder is the user's, since
-# no cold copy is ever made there). With MODE free or dry, as forge_prune_note
-# says.
+# forge_copy_prune BASE [MODE]: removes cold copies whose owner is gone (a
+# run that was SIGKILLed) from the folder BASE where cold copies are made
+# (TMPDIR), when it is absolute (never from a relative one, nor from one
+# inside the repository, forge_root_real or forge_common_real: there a
+# forge-verify.XXXXXX folder is the user's, since no cold copy is ever made
+# there). With MODE free or dry, as forge_prune_note says.
 forge_copy_prune() {
-	local base mode="${1:-}" tmp
-	base=${forge_tmp_base:-${TMPDIR:-/tmp}}
+	local base="$1" mode="${2:-}" tmp
 	case $base in /*) ;; *) return 0 ;; esac
 	{ [ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ]; } ||
 		forge_die 70 "forge_copy_prune: the repository is not known"

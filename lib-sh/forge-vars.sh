@@ -93,13 +93,12 @@ unset forge_record_json forge_record_log_name
 
 # forge-copy.sh
 unset forge_common_real forge_copy_dir forge_copy_stores forge_copy_tmp \
-	forge_root_real forge_tmp_base
+	forge_root_real
 : "${forge_common_real=}" # set by forge_copy_require_head, forge_prune: the physical path of the source's git common dir
 : "${forge_copy_dir=}" # set by forge_copy_create, forge_pool_acquire: the copy's root folder (a cold copy's or a warm slot's), where the steps run
 : "${forge_copy_stores=}" # set by forge_copy_repo, forge_copy_store: the object stores the copy borrows (its alternates), physical paths one a line, for the copy's sandbox to mount
 : "${forge_copy_tmp=}" # set by forge_copy_create, forge_copy_destroy: the cold copy's temporary folder, empty when there is none; clean-up state, removed by forge_copy_destroy from the EXIT trap
 : "${forge_root_real=}" # set by forge_copy_require_head, forge_prune: the physical path of the source's work tree
-: "${forge_tmp_base=}" # set by forge_copy_tmp_base: the folder cold copies are made in (TMPDIR made absolute, else /tmp)
 
 # forge-copy-fill.sh
 unset forge_copy_scan_pid forge_copy_tree
