@@ -7,10 +7,11 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_copy_fill ROOT COPY SCRATCH [OBJECTS]: replays ROOT's uncommitted
-# changes and untracked files into COPY (a checkout of HEAD) and computes the
-# snapshot's tree into forge_copy_tree (its objects in OBJECTS: see
-# forge_copy_snapshot_tree). SCRATCH holds the patch and the file lists.
+# forge_copy_fill ROOT COPY SCRATCH [OBJECTS [READY]]: replays ROOT's
+# uncommitted changes and untracked files into COPY (a checkout of HEAD) and
+# computes the snapshot's tree into forge_copy_tree (its objects in OBJECTS,
+# READY 1 when SCRATCH holds an index for it: see forge_copy_snapshot_tree).
+# SCRATCH holds the patch and the file lists.
 forge_copy_fill() {
 	local patch
 	patch=$3/changes.patch
@@ -34,7 +35,7 @@ forge_copy_fill() {
 		[ ! -e "$3/tar.failed" ] ||
 			forge_die 74 "cannot copy the untracked files: $(cat "$3/tar.err")"
 	fi
-	forge_copy_snapshot_tree "$2" "$3" "${4:-}"
+	forge_copy_snapshot_tree "$2" "$3" "${4:-}" "${5:-}"
 }
 
 # forge_copy_scan ROOT SCRATCH: what the fill reads of the source ROOT, its
@@ -97,18 +98,6 @@ forge_copy_scan_reap() {
 	forge_copy_scan_pid=
 }
 
-# forge_copy_links_check COPY LIST: exits 74, before anything is written,
-# when a path of the NUL-separated LIST would be written through a symbolic
-# link in COPY: a tracked symlink of HEAD that the user replaced with a folder
-# and hid with --assume-unchanged or --skip-worktree, say.
-forge_copy_links_check() {
-	local bad
-	forge_copy_texts
-	bad=$(xargs -0 -r sh -c "$forge_links_check_sh" sh "$1" <"$2") && return 0
-	[ -n "$bad" ] || forge_die 74 "cannot check the untracked files against the copy"
-	forge_die 74 "'$bad' is a symbolic link in HEAD but a folder in the working tree (hidden with --assume-unchanged or --skip-worktree?): the copy would be written through it"
-}
-
 # forge_git_apply COPY [APPLY-OPTION...] PATCH: git apply in the copy,
 # whitespace settings of the user's configuration neutralised (the patch is
 # the user's own working state, not a contribution to police).
@@ -120,19 +109,19 @@ forge_git_apply() {
 		apply --whitespace=nowarn "$@"
 }
 
-# forge_copy_snapshot_tree COPY SCRATCH [OBJECTS]: sets forge_copy_tree to
-# the tree of HEAD + the patch + the untracked files, built in a scratch
-# index read from HEAD's tree (with its cached trees), so only what changed
-# is hashed; or, when forge_copy_index_ready says so, in the copy of a warm
-# slot's index its reset left in SCRATCH (forge_pool_reset). (Not in a copy
-# of a cold copy's index: every entry of it is of the second its file was
-# checked out, so each index write after the first would hash them all
-# again, racy-git.) The objects go to the folder
-# OBJECTS (made when missing; a warm slot keeps its own outside the copy, so
-# that the copy's .git stays small to remove and remake), else to the
-# copy's, never to the source.
+# forge_copy_snapshot_tree COPY SCRATCH [OBJECTS [READY]]: sets
+# forge_copy_tree to the tree of HEAD + the patch + the untracked files, built
+# in a scratch index read from HEAD's tree (with its cached trees), so only
+# what changed is hashed; or, with READY 1, in the copy of a warm slot's
+# index its reset left in SCRATCH (forge_pool_reset, forge_pool_index_ready).
+# (Not in a copy of a cold copy's index: every entry of it is of the second
+# its file was checked out, so each index write after the first would hash
+# them all again, racy-git.) The objects go to the folder OBJECTS (made when
+# missing; a warm slot keeps its own outside the copy, so that the copy's
+# .git stays small to remove and remake), else to the copy's, never to the
+# source.
 forge_copy_snapshot_tree() {
-	local index="$2/index" objects="${3:-}"
+	local index="$2/index" objects="${3:-}" ready="${4:-}"
 	forge_copy_objects "$objects"
 	{
 		# HEAD's tree read afresh (its cached trees come with it): entries
@@ -143,7 +132,7 @@ forge_copy_snapshot_tree() {
 		# its index there instead (forge_pool_reset): HEAD's tree with the
 		# stat data of a checkout that rewrote only what the last run
 		# changed, so only those few files are racy.
-		if [ -z "${forge_copy_index_ready:-}" ]; then
+		if [ -z "$ready" ]; then
 			forge_index_git "$index" "$objects" "$1" read-tree "$forge_head"
 		fi &&
 			if [ -s "$2/changes.patch" ]; then

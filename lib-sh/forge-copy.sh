@@ -39,98 +39,44 @@ forge_copy_place_check() {
 	esac
 }
 
-# forge_copy_tmp_base: sets forge_tmp_base to the folder cold copies go in:
-# TMPDIR (made absolute against the current directory, as mktemp would use
-# it), else /tmp; checked to exist and to lie outside the repository.
-forge_copy_tmp_base() {
-	forge_tmp_base=${TMPDIR:-/tmp}
-	case $forge_tmp_base in
-	/*) ;;
-	*) forge_tmp_base=$(pwd)/$forge_tmp_base ;;
-	esac
-	[ -d "$forge_tmp_base" ] || forge_die 73 "TMPDIR $forge_tmp_base is not a folder"
-	forge_copy_place_check "$forge_tmp_base" 'TMPDIR'
-}
-
 # --- the copy's own repository --------------------------------------------------
 
-# forge_copy_require_head ROOT: sets forge_head, forge_common_dir,
-# forge_objects_dir (where the source's objects are, as git finds them) and
-# the physical paths forge_root_real and forge_common_real; exits 69 when the
+# forge_copy_require_head ROOT: sets forge_head, forge_common_dir and the
+# physical paths forge_root_real and forge_common_real; exits 69 when the
 # repository has no commit yet.
 forge_copy_require_head() {
 	[ "${forge_head_of:-}" = "$1" ] || forge_head "$1"
 	[ -n "$forge_head" ] || forge_die 69 "--isolated needs a commit; $1 has none yet"
 	forge_require_tool flock tar xargs
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
-	forge_objects_dir=${GIT_OBJECT_DIRECTORY:-$forge_common_dir/objects}
 	forge_real_dir "$1" || forge_die 69 "cannot resolve $1"
 	forge_root_real=$forge_real
 	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
 	forge_common_real=$forge_real
 }
 
-# forge_copy_texts: sets the texts the copy functions use (assigned when
-# called, so that sourcing forge.sh defines functions only):
-# forge_carried_config, the local configuration that decides how files are
-# checked out (and who commits), carried from the source into the copy;
-# forge_carry_config_sh, run by xargs -0 over the "key<LF>value" entries of
-# git config -z with $1 the config file to write (values passed as data);
-# forge_links_check_sh, see forge_copy_links_check.
-forge_copy_texts() {
-	forge_carried_config='^(filter\..*|lfs\..*|core\.(autocrlf|eol|safecrlf|checkroundtripencoding|symlinks|ignorecase|precomposeunicode)|user\.(name|email)|extensions\.objectformat)$'
-	# shellcheck disable=SC2016 # programs for sh -c, not expanded here
-	forge_carry_config_sh='cfg=$1; shift
-nl="
-"
-for e; do
-	case $e in *"$nl"*) k=${e%%"$nl"*} v=${e#*"$nl"} ;; *) k=$e v=true ;; esac
-	git config -f "$cfg" --add -- "$k" "$v" || exit 1
-	if [ "$k" = extensions.objectformat ]; then
-		git config -f "$cfg" core.repositoryformatversion 1 || exit 1
-	fi
-done'
-	# Prints the first path that is, or lies under, a symbolic link in the
-	# copy $1, and fails. Each file's folder is checked upwards until one
-	# known to be clean.
-	# shellcheck disable=SC2016 # a program for sh -c, not expanded here
-	forge_links_check_sh='copy=$1; shift
-clean=
-for p; do
-	if [ -L "$copy/$p" ]; then printf "%s\n" "$p"; exit 1; fi
-	d=$p
-	while :; do
-		case $d in */*) d=${d%/*} ;; *) break ;; esac
-		[ "$d" != "$clean" ] || break
-		case $clean in "$d"/*) break ;; esac
-		if [ -L "$copy/$d" ]; then printf "%s\n" "$d"; exit 1; fi
-	done
-	case $p in */*) clean=${p%/*} ;; esac
-done'
-}
-
-# forge_alt_line PATH: sets forge_alt to PATH as a line of an alternates
-# file: C-quoted when it holds a newline or starts with a double quote.
+# forge_alt_line PATH: prints PATH as a line of an alternates file: C-quoted
+# when it holds a newline or starts with a double quote.
 forge_alt_line() {
-	local c rest
+	local alt c rest
 	case $1 in
 	*'
 '* | '"'*) ;;
-	*) forge_alt=$1; return 0 ;;
+	*) printf '%s\n' "$1"; return ;;
 	esac
-	rest=$1 forge_alt=
+	rest=$1 alt=
 	while [ -n "$rest" ]; do
 		c=${rest%"${rest#?}"}
 		rest=${rest#?}
 		case $c in
-		\\) forge_alt="$forge_alt\\\\" ;;
-		\") forge_alt="$forge_alt\\\"" ;;
+		\\) alt="$alt\\\\" ;;
+		\") alt="$alt\\\"" ;;
 		'
-') forge_alt="$forge_alt\\n" ;;
-		*) forge_alt=$forge_alt$c ;;
+') alt="$alt\\n" ;;
+		*) alt=$alt$c ;;
 		esac
 	done
-	forge_alt="\"$forge_alt\""
+	printf '"%s"\n' "$alt"
 }
 
 # forge_copy_store DIR: adds the object store DIR, made physical, to
@@ -157,8 +103,25 @@ forge_copy_store() {
 # again in place: steps may have written any of them. SCRATCH holds
 # intermediate files.
 forge_copy_repo() {
-	local entry alts cfg file gd
-	forge_copy_texts
+	local entry alts carried carry cfg file gd objects
+	# The local configuration that decides how files are checked out (and
+	# who commits), carried from the source into the copy; and the program
+	# xargs -0 runs over the "key<LF>value" entries of git config -z, $1 the
+	# config file to write (the values passed as data).
+	carried='^(filter\..*|lfs\..*|core\.(autocrlf|eol|safecrlf|checkroundtripencoding|symlinks|ignorecase|precomposeunicode)|user\.(name|email)|extensions\.objectformat)$'
+	# shellcheck disable=SC2016 # a program for sh -c through xargs, not expanded here
+	carry='cfg=$1; shift
+nl="
+"
+for e; do
+	case $e in *"$nl"*) k=${e%%"$nl"*} v=${e#*"$nl"} ;; *) k=$e v=true ;; esac
+	git config -f "$cfg" --add -- "$k" "$v" || exit 1
+	if [ "$k" = extensions.objectformat ]; then
+		git config -f "$cfg" core.repositoryformatversion 1 || exit 1
+	fi
+done'
+	# Where the source's objects are, as git finds them.
+	objects=${GIT_OBJECT_DIRECTORY:-$forge_common_dir/objects}
 	gd=$2/.git
 	if [ -n "${4:-}" ] && forge_copy_git_reusable "$gd" && forge_is_real_file "$4" &&
 		forge_read_file "$4" && [ -n "$forge_file" ]; then
@@ -180,9 +143,8 @@ forge_copy_repo() {
 	# the sandbox of a copy mounts these, never what an alternates file says.
 	forge_copy_stores=
 	{
-		forge_alt_line "$forge_objects_dir"
-		printf '%s\n' "$forge_alt"
-		forge_copy_store "$forge_objects_dir"
+		forge_alt_line "$objects"
+		forge_copy_store "$objects"
 		# Objects a caller lends the source (a quarantine, say), absolute
 		# entries only: git resolves relative ones against the source.
 		alts=${GIT_ALTERNATE_OBJECT_DIRECTORIES:-}
@@ -201,10 +163,10 @@ forge_copy_repo() {
 	printf '[core]\n\tsplitIndex = false\n\tfsmonitor = false\n' >>"$cfg" ||
 		forge_die 73 "cannot write $cfg"
 	: >"$3/config"
-	forge_source_git "$1" config --local --includes -z --get-regexp "$forge_carried_config" \
+	forge_source_git "$1" config --local --includes -z --get-regexp "$carried" \
 		>"$3/config" 2>/dev/null || :
 	if [ -s "$3/config" ]; then
-		(forge_git_env_unset && exec xargs -0 -r sh -c "$forge_carry_config_sh" sh "$cfg") \
+		(forge_git_env_unset && exec xargs -0 -r sh -c "$carry" sh "$cfg") \
 			<"$3/config" >/dev/null 2>"$3/git.err" ||
 			forge_die 74 "cannot carry the repository's configuration into the copy: $(cat "$3/git.err")"
 	fi
@@ -311,6 +273,35 @@ forge_copy_checkout() {
 		-c core.untrackedCache=false -c core.logAllRefUpdates=false -c checkout.workers=0 reset --hard --quiet >"$2" 2>&1
 }
 
+# forge_copy_links_check COPY LIST: exits 74, before anything is written,
+# when a path of the NUL-separated LIST would be written through a symbolic
+# link in COPY: a tracked symlink of HEAD that the user replaced with a folder
+# and hid with --assume-unchanged or --skip-worktree, say. (The fill's check
+# of the untracked files, forge_copy_fill.)
+forge_copy_links_check() {
+	local bad check
+	# Prints the first path that is, or lies under, a symbolic link in the
+	# copy $1, and fails. Each file's folder is checked upwards until one
+	# known to be clean.
+	# shellcheck disable=SC2016 # a program for sh -c through xargs, not expanded here
+	check='copy=$1; shift
+clean=
+for p; do
+	if [ -L "$copy/$p" ]; then printf "%s\n" "$p"; exit 1; fi
+	d=$p
+	while :; do
+		case $d in */*) d=${d%/*} ;; *) break ;; esac
+		[ "$d" != "$clean" ] || break
+		case $clean in "$d"/*) break ;; esac
+		if [ -L "$copy/$d" ]; then printf "%s\n" "$d"; exit 1; fi
+	done
+	case $p in */*) clean=${p%/*} ;; esac
+done'
+	bad=$(xargs -0 -r sh -c "$check" sh "$1" <"$2") && return 0
+	[ -n "$bad" ] || forge_die 74 "cannot check the untracked files against the copy"
+	forge_die 74 "'$bad' is a symbolic link in HEAD but a folder in the working tree (hidden with --assume-unchanged or --skip-worktree?): the copy would be written through it"
+}
+
 # --- cold copies ----------------------------------------------------------------
 
 # forge_copy_create ROOT: makes a cold copy of ROOT's working state. Sets
@@ -319,16 +310,25 @@ forge_copy_checkout() {
 # commit, 73 when TMPDIR is unusable or inside the repository, 74 when the
 # copy cannot be made faithfully.
 forge_copy_create() {
-	local name
+	local base name
 	[ -z "${forge_copy_tmp:-}" ] ||
 		forge_die 70 "a copy exists already ($forge_copy_tmp): forge_copy_destroy it first"
 	forge_copy_require_head "$1"
-	forge_copy_tmp_base
-	forge_copy_prune
+	# The folder cold copies go in: TMPDIR (made absolute against the
+	# current directory, as mktemp would use it), else /tmp; checked to exist
+	# and to lie outside the repository.
+	base=${TMPDIR:-/tmp}
+	case $base in
+	/*) ;;
+	*) base=$(pwd)/$base ;;
+	esac
+	[ -d "$base" ] || forge_die 73 "TMPDIR $base is not a folder"
+	forge_copy_place_check "$base" 'TMPDIR'
+	forge_copy_prune "$base"
 	# Named after this process (see forge_copy_tmp_alive); mkdir, not
 	# mktemp, so the name says whose it is from the instant it exists. One
 	# left by an earlier process with the same PID is dead by definition.
-	forge_copy_tmp=$forge_tmp_base/forge-verify.$(printf '%06x' "$$")
+	forge_copy_tmp=$base/forge-verify.$(printf '%06x' "$$")
 	if ! mkdir -m 700 -- "$forge_copy_tmp" 2>/dev/null; then
 		if ! forge_is_real_dir "$forge_copy_tmp" ||
 			! forge_rm_tree "$forge_copy_tmp" || ! mkdir -m 700 -- "$forge_copy_tmp"; then
@@ -339,7 +339,6 @@ forge_copy_create() {
 	name=${1##*/}
 	forge_copy_dir=$forge_copy_tmp/${name:-repo}-${forge_copy_tmp##*.}
 	mkdir -- "$forge_copy_dir" || forge_die 73 "cannot create $forge_copy_dir"
-	forge_copy_index_ready=
 	forge_copy_scan "$1" "$forge_copy_tmp"
 	forge_copy_repo "$1" "$forge_copy_dir" "$forge_copy_tmp"
 	forge_copy_checkout "$forge_copy_dir" "$forge_copy_tmp/git.err" ||

@@ -81,7 +81,7 @@ forge_detect_build_dir() {
 # at. Returns 1 when nothing that runs tests was found, with forge_steps the
 # first build found (or empty).
 forge_steps_detect() {
-	local build cmake meson makefile npm pytest f
+	local build cmake meson makefile npm pytest src f
 	forge_steps='' forge_steps_tested=false forge_steps_pick='' build=''
 	forge_detect_looked=''
 	forge_detect_list "$1"
@@ -174,13 +174,15 @@ forge_steps_detect() {
 		pytest=pytest
 		command -v pytest >/dev/null 2>&1 || pytest='python3 -m pytest'
 		# A src layout is importable from the tree only through PYTHONPATH
-		# (what pytest's own pythonpath = src does); expanded when the step
-		# runs, so the run text names no absolute path.
-		# shellcheck disable=SC2016 # expanded by the step's shell
+		# (what pytest's own pythonpath = src does): the run text sets it,
+		# expanded by the step's shell when the step runs, so that it names
+		# no absolute path.
+		src=false
 		if printf '%s\n' "$forge_detect_files" | grep -Eq '^src/[^/]+/__init__\.py$'; then
-			pytest='PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" '$pytest
+			src=true
 		fi
-		forge_steps=$(jq -cn --arg r "$pytest" '[{name: "test", run: $r}]') ||
+		forge_steps=$(jq -cn --arg r "$pytest" --argjson src "$src" '
+			[{name: "test", run: ((if $src then "PYTHONPATH=\"$PWD/src${PYTHONPATH:+:$PYTHONPATH}\" " else "" end) + $r)}]') ||
 			forge_die 70 "jq failed while writing the steps"
 	elif forge_detect_has "$1" configure.ac; then
 		forge_steps='[{"name":"build","run":"autoreconf -fi && ./configure && make"},{"name":"test","run":"make check"}]'

@@ -33,22 +33,23 @@ forge_pool_dir_prepare() {
 		forge_die 73 "cannot create $1"
 }
 
-# forge_pool_repo ROOT: sets forge_pool to this repository's pool folder,
-# <base>/<repo-id>, and creates it with a "source" file naming the git common
-# dir (so --prune can tell a pool whose repository is gone).
+# forge_pool_repo ROOT: creates this repository's pool folder,
+# forge_pool_base/forge_repo_id (both set), with a "source" file naming the
+# git common dir (so --prune can tell a pool whose repository is gone).
 forge_pool_repo() {
+	local pool
 	forge_pool_base
 	forge_copy_place_check "$forge_pool_base" 'warm pool'
 	[ -d "$forge_pool_base" ] || mkdir -p -- "$forge_pool_base" 2>/dev/null ||
 		forge_die 73 "cannot create $forge_pool_base"
 	forge_repo_id
-	forge_pool=$forge_pool_base/$forge_repo_id
-	forge_pool_dir_prepare "$forge_pool"
-	forge_read_file "$forge_pool/source" 2>/dev/null || forge_file=
+	pool=$forge_pool_base/$forge_repo_id
+	forge_pool_dir_prepare "$pool"
+	forge_read_file "$pool/source" 2>/dev/null || forge_file=
 	if [ "$forge_file" != "$forge_common_real" ]; then
-		{ printf '%s\n' "$forge_common_real" >"$forge_pool/source.$$" &&
-			mv -f -- "$forge_pool/source.$$" "$forge_pool/source"; } ||
-			forge_die 73 "cannot write $forge_pool/source"
+		{ printf '%s\n' "$forge_common_real" >"$pool/source.$$" &&
+			mv -f -- "$pool/source.$$" "$pool/source"; } ||
+			forge_die 73 "cannot write $pool/source"
 	fi
 }
 
@@ -59,14 +60,15 @@ forge_pool_repo() {
 # clean index, the setup stamp, scratch files).
 # The paths in forge_isolated_keep (newline-separated) survive the reset.
 forge_pool_acquire() {
-	local name dir entry lock slot tries
+	local name dir entry lock pool slot tries
 	forge_copy_require_head "$1"
 	forge_require_tool sha256sum
 	forge_pool_repo "$1"
-	forge_copy_prune
+	pool=$forge_pool_base/$forge_repo_id
+	forge_copy_prune "${TMPDIR:-/tmp}"
 	slot=1 tries=0
 	while :; do
-		lock=$forge_pool/$slot.lock
+		lock=$pool/$slot.lock
 		# Opening a FIFO would block; a link would lock what it points to.
 		forge_clear_for_file "$lock" || forge_die 73 "cannot remove $lock"
 		exec 9>>"$lock" || forge_die 73 "cannot create $lock"
@@ -81,11 +83,11 @@ forge_pool_acquire() {
 		fi
 		exec 9>&-
 		slot=$((slot + 1))
-		[ "$slot" -le 64 ] || forge_die 75 "every warm slot in $forge_pool is busy"
+		[ "$slot" -le 64 ] || forge_die 75 "every warm slot in $pool is busy"
 	done
 	forge_pool_held=1
-	dir=$forge_pool/$slot
-	forge_pool_state=$forge_pool/$slot.state
+	dir=$pool/$slot
+	forge_pool_state=$pool/$slot.state
 	forge_pool_dir_prepare "$dir"
 	forge_pool_dir_prepare "$forge_pool_state"
 	# Scratch files are made anew each run (what was left there, a FIFO
@@ -111,7 +113,8 @@ forge_pool_acquire() {
 		forge_pool_reset "$1" ||
 			forge_die 74 "cannot check out HEAD into $forge_copy_dir: $(cat "$forge_pool_state/scratch/git.err")"
 	fi
-	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch" "$forge_pool_state/objects"
+	forge_copy_fill "$1" "$forge_copy_dir" "$forge_pool_state/scratch" "$forge_pool_state/objects" \
+		"$forge_pool_index_ready"
 }
 
 # forge_pool_scratch_clear DIR: makes DIR an empty real folder: what it
@@ -137,14 +140,16 @@ forge_pool_scratch_clear() {
 # works on the slot's own index, kept outside the copy where no step writes
 # it (index flags a step set are not in it), with the time it was written:
 # its stat data spares rewriting unchanged files, and never passes a file a
-# step touched for clean (forge_copy_checkout). The copy gets a copy of it.
+# step touched for clean (forge_copy_checkout). The copy and the scratch
+# folder get a copy of it; forge_pool_index_ready is 1 when the snapshot's
+# tree is to be built in the latter (forge_copy_snapshot_tree).
 forge_pool_reset() {
 	local index same scratch
 	# Nothing of a sandbox of this slot (one a killed run left) may run
 	# while the host resets it: see forge_contain_begin.
 	forge_contain_forget "${forge_copy_dir%/*}"
 	scratch=$forge_pool_state/scratch
-	forge_copy_index_ready=
+	forge_pool_index_ready=
 	forge_copy_repo "$1" "$forge_copy_dir" "$scratch" "$forge_pool_state/git-init"
 	index=$forge_pool_state/index
 	forge_clear_for_file "$index" || return 1
@@ -184,7 +189,7 @@ forge_pool_reset() {
 	# in particular, many entries are of this second, and each write of the
 	# scratch index would hash their files again (racy-git).
 	tee -- "$forge_copy_dir/.git/index" <"$index" >"$scratch/index" || return 1
-	[ -z "$same" ] || forge_copy_index_ready=1
+	[ -z "$same" ] || forge_pool_index_ready=1
 	[ -n "$same" ] || printf '%s\n' "$forge_head" >"$forge_pool_state/index.head" || return 1
 }
 

@@ -12,45 +12,43 @@
 # Prints what it freed, slot by slot, with sizes; with --dry-run, what it
 # would free, and removes nothing.
 forge_prune() {
-	local pool
-	forge_prune_verbose=1 forge_prune_kib=0 forge_prune_dry=0
-	[ "${2:-}" != --dry-run ] || forge_prune_dry=1
+	local mode pool
+	forge_prune_kib=0 mode=free
+	[ "${2:-}" != --dry-run ] || mode=dry
 	forge_require_tool flock sha256sum
 	forge_git_common_dir "$1" || forge_die 69 "cannot find the git directory of $1"
 	forge_real_dir "$1" || forge_die 69 "cannot resolve $1"
 	forge_root_real=$forge_real
 	forge_real_dir "$forge_common_dir" || forge_die 69 "cannot resolve $forge_common_dir"
 	forge_common_real=$forge_real
-	forge_copy_prune
+	forge_copy_prune "${TMPDIR:-/tmp}" "$mode"
 	forge_pool_base
 	forge_repo_id
-	forge_pool_remove "$forge_pool_base/$forge_repo_id"
+	forge_pool_remove "$forge_pool_base/$forge_repo_id" "$mode"
 	for pool in "$forge_pool_base"/????????????????/; do
 		pool=${pool%/}
 		forge_is_real_dir "$pool" || continue
 		forge_read_file "$pool/source" 2>/dev/null || continue
 		[ ! -d "$forge_file" ] || continue
-		forge_pool_remove "$pool"
+		forge_pool_remove "$pool" "$mode"
 	done
-	if [ "$forge_prune_kib" -gt 0 ] && [ "$forge_prune_dry" = 1 ]; then
+	if [ "$forge_prune_kib" -gt 0 ] && [ "$mode" = dry ]; then
 		printf 'would free %s in total\n' "$(forge_human_kib "$forge_prune_kib")"
 	elif [ "$forge_prune_kib" -gt 0 ]; then
 		printf 'freed %s in total\n' "$(forge_human_kib "$forge_prune_kib")"
 	else
 		printf 'nothing to prune\n'
 	fi
-	forge_prune_verbose=0 forge_prune_dry=0
 }
 
-# forge_copy_prune: removes cold copies whose owner is gone (a run that was
-# SIGKILLed) from forge_tmp_base, else from an absolute TMPDIR (never from a
-# relative one, nor from one inside the repository, forge_root_real or
-# forge_common_real: there a forge-verify.XXXXXX folder is the user's, since
-# no cold copy is ever made there). Prints each folder it removes when
-# forge_prune_verbose=1.
+# forge_copy_prune BASE [MODE]: removes cold copies whose owner is gone (a
+# run that was SIGKILLed) from the folder BASE where cold copies are made
+# (TMPDIR), when it is absolute (never from a relative one, nor from one
+# inside the repository, forge_root_real or forge_common_real: there a
+# forge-verify.XXXXXX folder is the user's, since no cold copy is ever made
+# there). With MODE free or dry, as forge_prune_note says.
 forge_copy_prune() {
-	local base tmp
-	base=${forge_tmp_base:-${TMPDIR:-/tmp}}
+	local base="$1" mode="${2:-}" tmp
 	case $base in /*) ;; *) return 0 ;; esac
 	{ [ -n "${forge_root_real:-}" ] && [ -n "${forge_common_real:-}" ]; } ||
 		forge_die 70 "forge_copy_prune: the repository is not known"
@@ -60,15 +58,16 @@ forge_copy_prune() {
 		tmp=${tmp%/}
 		forge_is_real_dir "$tmp" || continue
 		forge_copy_tmp_alive "$tmp" && continue
-		forge_prune_note "$tmp" || continue
+		forge_prune_note "$mode" "$tmp" || continue
 		forge_contain_forget "$tmp"
 		forge_rm_tree "$tmp" || :
 	done
 	return 0
 }
 
-# forge_pool_remove POOL: removes the slots of POOL that no run holds, then
-# POOL itself once no slot is left.
+# forge_pool_remove POOL MODE: removes the slots of POOL that no run holds,
+# then POOL itself once no slot is left; MODE (free or dry) as forge_prune_note
+# says.
 forge_pool_remove() {
 	local lock path slot
 	forge_is_real_dir "$1" || return 0
@@ -81,37 +80,38 @@ forge_pool_remove() {
 		if flock -n 8 && forge_lock_held "$lock" 8; then
 			for path in "$slot" "$slot.state"; do
 				forge_path_exists "$path" || continue
-				forge_prune_note "$path" || continue
+				forge_prune_note "$2" "$path" || continue
 				[ "$path" != "$slot" ] || forge_contain_forget "$slot"
 				forge_rm_tree "$path" || forge_warn "could not remove $path"
 			done
-			[ "${forge_prune_dry:-0}" = 1 ] || rm -f -- "$lock"
+			[ "$2" = dry ] || rm -f -- "$lock"
 		else
 			forge_warn "warm slot $slot is in use; left alone"
 		fi
 		exec 8>&-
 	done
-	set -- "$1" "$1"/*.lock
-	[ -e "$2" ] && return 0
-	forge_prune_note "$1" || return 0
+	set -- "$1" "$2" "$1"/*.lock
+	[ -e "$3" ] && return 0
+	forge_prune_note "$2" "$1" || return 0
 	forge_rm_tree "$1" || forge_warn "could not remove $1"
 }
 
-# forge_prune_note PATH: with forge_prune_verbose=1, prints "freed PATH (SIZE)"
-# for what is about to be removed and adds its size to forge_prune_kib. With
-# forge_prune_dry=1 too, prints "would free PATH (SIZE)" and returns 1: the
-# caller removes nothing.
+# forge_prune_note MODE PATH: with MODE free (forge_prune), prints "freed PATH
+# (SIZE)" for what is about to be removed and adds its size to
+# forge_prune_kib. With MODE dry (forge_prune --dry-run), prints "would free
+# PATH (SIZE)" instead and returns 1: the caller removes nothing. With MODE
+# empty (a run's own clean-up), does nothing.
 forge_prune_note() {
 	local size
-	[ "${forge_prune_verbose:-0}" = 1 ] || return 0
-	size=$(du -sk -- "$1" 2>/dev/null) || size=0
+	[ -n "$1" ] || return 0
+	size=$(du -sk -- "$2" 2>/dev/null) || size=0
 	size=${size%%[!0-9]*}
 	forge_prune_kib=$((${forge_prune_kib:-0} + ${size:-0}))
-	if [ "${forge_prune_dry:-0}" = 1 ]; then
-		printf 'would free %s (%s)\n' "$1" "$(forge_human_kib "${size:-0}")"
+	if [ "$1" = dry ]; then
+		printf 'would free %s (%s)\n' "$2" "$(forge_human_kib "${size:-0}")"
 		return 1
 	fi
-	printf 'freed %s (%s)\n' "$1" "$(forge_human_kib "${size:-0}")"
+	printf 'freed %s (%s)\n' "$2" "$(forge_human_kib "${size:-0}")"
 }
 
 # forge_human_kib KIB: prints a size given in KiB for people: "12 KiB",

@@ -90,67 +90,57 @@ unset forge_record_json forge_record_log_name
 : "${forge_record_log_name=}" # set by forge_record_log_name: a step's name as its log file's name holds it ([^A-Za-z0-9._-] made _)
 
 # forge-copy.sh
-unset forge_alt forge_carried_config forge_carry_config_sh forge_common_real \
-	forge_copy_dir forge_copy_index_ready forge_copy_stores forge_copy_tmp \
-	forge_links_check_sh forge_objects_dir forge_root_real forge_tmp_base
-: "${forge_alt=}" # set by forge_alt_line
-: "${forge_carried_config=}" # set by forge_copy_texts
-: "${forge_carry_config_sh=}" # set by forge_copy_texts
-: "${forge_common_real=}" # set by forge_copy_require_head, forge_prune
-: "${forge_copy_dir=}" # set by forge_copy_create, forge_pool_acquire
-: "${forge_copy_index_ready=}" # set by forge_copy_create, forge_pool_reset
-: "${forge_copy_stores=}" # set by forge_copy_repo, forge_copy_store
-: "${forge_copy_tmp=}" # set by forge_copy_create, forge_copy_destroy
-: "${forge_links_check_sh=}" # set by forge_copy_texts
-: "${forge_objects_dir=}" # set by forge_copy_require_head
-: "${forge_root_real=}" # set by forge_copy_require_head, forge_prune
-: "${forge_tmp_base=}" # set by forge_copy_tmp_base
+unset forge_common_real forge_copy_dir forge_copy_stores forge_copy_tmp \
+	forge_root_real
+: "${forge_common_real=}" # set by forge_copy_require_head, forge_prune: the physical path of the source's git common dir
+: "${forge_copy_dir=}" # set by forge_copy_create, forge_pool_acquire: the copy's root folder (a cold copy's or a warm slot's), where the steps run
+: "${forge_copy_stores=}" # set by forge_copy_repo, forge_copy_store: the object stores the copy borrows (its alternates), physical paths one a line, for the copy's sandbox to mount
+: "${forge_copy_tmp=}" # set by forge_copy_create, forge_copy_destroy: the cold copy's temporary folder, empty when there is none; clean-up state, removed by forge_copy_destroy from the EXIT trap
+: "${forge_root_real=}" # set by forge_copy_require_head, forge_prune: the physical path of the source's work tree
 
 # forge-copy-fill.sh
 unset forge_copy_scan_pid forge_copy_tree
-: "${forge_copy_scan_pid=}" # set by forge_copy_scan, forge_copy_scan_reap, forge_copy_scan_wait
-: "${forge_copy_tree=}" # set by forge_copy_snapshot_tree
+: "${forge_copy_scan_pid=}" # set by forge_copy_scan, forge_copy_scan_reap, forge_copy_scan_wait: the PID of the background scan of the source, empty once waited for; clean-up state, reaped from the EXIT trap (forge_copy_destroy, forge_pool_release)
+: "${forge_copy_tree=}" # set by forge_copy_snapshot_tree: the tree object of the verified snapshot (HEAD, the uncommitted changes and the untracked files)
 
 # forge-pool.sh
-unset forge_pool forge_pool_base forge_pool_held forge_pool_state \
+unset forge_pool_base forge_pool_held forge_pool_index_ready forge_pool_state \
 	forge_repo_id
-: "${forge_pool=}" # set by forge_pool_repo
-: "${forge_pool_base=}" # set by forge_pool_base
-: "${forge_pool_held=}" # set by forge_pool_acquire, forge_pool_release
-: "${forge_pool_state=}" # set by forge_pool_acquire
-: "${forge_repo_id=}" # set by forge_repo_id
+: "${forge_pool_base=}" # set by forge_pool_base: the folder of every repository's warm pool, forge/pool in the XDG cache folder
+: "${forge_pool_held=}" # set by forge_pool_acquire, forge_pool_release: 1 while this run holds a warm slot's lock (fd 9); clean-up state, released by forge_pool_release from the EXIT trap
+: "${forge_pool_index_ready=}" # set by forge_pool_reset: 1 when the reset left in the scratch folder the slot's index of HEAD to build the snapshot's tree in, else empty
+: "${forge_pool_state=}" # set by forge_pool_acquire: the warm slot's folder of forge's own files (clean index, setup stamp, objects, scratch), outside the copy
+: "${forge_repo_id=}" # set by forge_repo_id: the name of this repository's pool, 16 hex digits of the SHA-256 of its git common dir
 
 # forge-prune.sh
-unset forge_prune_dry forge_prune_kib forge_prune_verbose
-: "${forge_prune_dry=}" # set by forge_prune
-: "${forge_prune_kib=}" # set by forge_prune, forge_prune_note
-: "${forge_prune_verbose=}" # set by forge_prune
+unset forge_prune_kib
+: "${forge_prune_kib=}" # set by forge_prune, forge_prune_note: the KiB forge_prune has freed so far (with --dry-run, would free)
 
 # forge-setup.sh
 unset forge_exec_dir forge_isolated_keep forge_isolated_key \
 	forge_isolated_setup
-: "${forge_exec_dir=}" # set by forge_isolated_setup_run, forge_verify_execute
-: "${forge_isolated_keep=}" # set by forge_isolated_settings
-: "${forge_isolated_key=}" # set by forge_isolated_settings
-: "${forge_isolated_setup=}" # set by forge_isolated_settings
+: "${forge_exec_dir=}" # set by forge_isolated_setup_run, forge_verify_execute: the folder the steps (forge_step) run in
+: "${forge_isolated_keep=}" # set by forge_isolated_settings: the keep paths, one a line, that a warm slot's reset leaves in place (verify.isolated.keep, else detected)
+: "${forge_isolated_key=}" # set by forge_isolated_settings: the setup's key files, one a line, whose content decides whether a warm slot sets up again (verify.isolated.setupKey, else detected)
+: "${forge_isolated_setup=}" # set by forge_isolated_settings: the setup steps, a JSON array (verify.isolated.setup, else detected)
 
 # forge-detect.sh
 unset forge_detect_files forge_detect_keep forge_detect_keep_list \
 	forge_detect_key forge_detect_key_list forge_detect_looked \
 	forge_detect_setup forge_make_target forge_step_run forge_steps \
 	forge_steps_pick forge_steps_tested
-: "${forge_detect_files=}" # set by forge_detect_list, forge_isolated_detect
-: "${forge_detect_keep=}" # set by forge_isolated_detect
-: "${forge_detect_keep_list=}" # set by forge_isolated_detect
-: "${forge_detect_key=}" # set by forge_isolated_detect
-: "${forge_detect_key_list=}" # set by forge_isolated_detect
-: "${forge_detect_looked=}" # set by forge_steps_detect
-: "${forge_detect_setup=}" # set by forge_isolated_detect
-: "${forge_make_target=}" # set by forge_makefile_test_target, forge_step_pick, forge_steps_detect
-: "${forge_step_run=}" # set by forge_step_pick, forge_step_next
-: "${forge_steps=}" # set by forge_steps_detect, forge_steps_select
-: "${forge_steps_pick=}" # set by forge_steps_detect, forge_steps_select
-: "${forge_steps_tested=}" # set by forge_step_pick, forge_steps_detect, forge_steps_select
+: "${forge_detect_files=}" # set by forge_detect_list, forge_isolated_detect: the paths detection looks among (files a copy would contain), one a line
+: "${forge_detect_keep=}" # set by forge_isolated_detect: the detected keep paths, a JSON array
+: "${forge_detect_keep_list=}" # set by forge_isolated_detect: the detected keep paths, one a line
+: "${forge_detect_key=}" # set by forge_isolated_detect: the detected setup key files, a JSON array
+: "${forge_detect_key_list=}" # set by forge_isolated_detect: the detected setup key files, one a line
+: "${forge_detect_looked=}" # set by forge_steps_detect: what detection looked at, for the message when no tests are found
+: "${forge_detect_setup=}" # set by forge_isolated_detect: the detected setup steps, a JSON array
+: "${forge_make_target=}" # set by forge_makefile_test_target, forge_step_pick, forge_steps_detect: the makefile's test target, test or check, or empty
+: "${forge_step_run=}" # set by forge_step_pick, forge_step_next: the shell command of the step about to run
+: "${forge_steps=}" # set by forge_steps_detect, forge_steps_select: the verify steps, a JSON array of {name, run}, or empty when none was found
+: "${forge_steps_pick=}" # set by forge_steps_detect, forge_steps_select: the 0-based index of the detected step whose make target forge_step_pick chooses once the Makefile exists, or empty
+: "${forge_steps_tested=}" # set by forge_step_pick, forge_steps_detect, forge_steps_select: true when the steps run tests, false for a build alone, null for configured steps
 
 # forge-steps.sh
 unset forge_evidence_shown forge_limit_ms forge_quoted forge_signal \
