@@ -365,10 +365,9 @@ unset forge_image_child forge_image_cols forge_image_follower \
 : "${forge_image_tmp=}" # set by forge_image_run, forge_image_cleanup: the build's temporary folder (logs, FIFO, tar, current step); trap state (forge_image_cleanup removes it)
 
 # forge-net.sh
-unset forge_net_missing forge_net_relay forge_secrets
+unset forge_net_missing forge_net_relay
 : "${forge_net_missing=}" # set by forge_net_open_check: what open egress lacks here, comma-separated (empty when nothing)
 : "${forge_net_relay=}" # set by forge_net_relay_path: the path of forge-relay, the static relay a sandbox runs inside
-: "${forge_secrets=}" # never set, not a shell variable: forge_net_secrets_start's mitmdump argument --set forge_secrets=FILE (forge-secrets.py's option), which t/globals.awk takes for an assignment
 
 # forge-net-bwrap.sh
 unset forge_net_mode

@@ -1,14 +1,16 @@
 # globals.awk FILE...: prints "FILE NAME FUNCTION" for every forge_* variable
 # a shell file of the library assigns outside a local declaration of the
 # function it is in ("-" at the top level). An assignment is NAME=, read's
-# and for's NAME. A function with a subshell body, NAME() (, assigns nothing
-# outside. t/lint.bats compares what this finds with lib-sh/forge-vars.sh.
+# and for's NAME; a program's option "--set NAME=VALUE" is not one. A
+# function with a subshell body, NAME() (, assigns nothing outside.
+# t/lint.bats compares what this finds with lib-sh/forge-vars.sh.
 function check(line,    s, v, t, n, w, i) {
 	s = line
 	while (match(s, /(^|[^A-Za-z0-9_$])forge_[a-z0-9_]+=/)) {
 		v = substr(s, RSTART, RLENGTH - 1)
 		sub(/^[^f]*/, "", v)
-		report(v)
+		if (substr(s, 1, RSTART) !~ /--set[ \t]+$/)
+			report(v)
 		s = substr(s, RSTART + RLENGTH)
 	}
 	s = line

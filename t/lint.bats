@@ -71,6 +71,7 @@ vars_declared() {
 		forge_kept=1 forge_leak=2
 		read -r forge_read
 		for forge_loop in 1; do :; done
+		mitmdump --set forge_option=1
 		# forge_comment=1
 	}
 	forge_b() ( forge_sub=1 )
