@@ -159,7 +159,7 @@ forge_reuse_clean() {
 # cannot be written (no .forge yet, inside a sandbox), the copy is made in
 # TMPDIR and removed. Also records core.excludesFile for forge_reuse_fingerprint.
 forge_reuse_rebuild() {
-	local dir f pid seed tmp want have
+	local dir f pid seed tmp
 	dir=$forge_state_dir/reuse
 	tmp=$dir/tmp-$$
 	seed=
@@ -179,26 +179,12 @@ forge_reuse_rebuild() {
 	fi
 	rm -f -- "$tmp"
 	[ -z "$seed" ] || cp -p -- "$seed" "$tmp" 2>/dev/null || rm -f -- "$tmp"
-	forge_reuse_tree=$(
-		GIT_INDEX_FILE=$tmp
-		export GIT_INDEX_FILE
-		forge_reuse_git "$1" add -A >/dev/null 2>&1 || exit 1
-		have=$(forge_reuse_git "$1" ls-files -c -i --exclude-standard 2>/dev/null) || exit 1
-		want=$(
-			GIT_INDEX_FILE=$2
-			[ ! -f "$2" ] || forge_reuse_git "$1" ls-files -c -i --exclude-standard 2>/dev/null
-		) || exit 1
-		if [ "$have" != "$want" ]; then
-			forge_reuse_git "$1" ls-files -z -c -i --exclude-standard >"$tmp.ign" 2>/dev/null &&
-				forge_reuse_git "$1" update-index -z --force-remove --stdin <"$tmp.ign" &&
-				(
-					GIT_INDEX_FILE=$2
-					[ ! -f "$2" ] || forge_reuse_git "$1" ls-files -z -c -i --exclude-standard 2>/dev/null
-				) >"$tmp.want" &&
-				forge_reuse_git "$1" update-index -z --add --remove --stdin <"$tmp.want" || exit 1
-		fi
-		forge_reuse_git "$1" write-tree 2>/dev/null
-	) || forge_reuse_tree=
+	forge_reuse_tree=$(forge_reuse_update "$1" "$2" "$tmp") || forge_reuse_tree=
+	if [ -z "$forge_reuse_tree" ] && [ -n "$seed" ]; then
+		# A kept index git cannot read (a disk that filled up): from nothing.
+		rm -f -- "$tmp" "$tmp.lock"
+		forge_reuse_tree=$(forge_reuse_update "$1" "$2" "$tmp") || forge_reuse_tree=
+	fi
 	rm -f -- "$tmp.ign" "$tmp.want"
 	if [ -z "$dir" ]; then
 		rm -rf -- "${tmp%/index}"
@@ -220,6 +206,32 @@ forge_reuse_rebuild() {
 		rm -f -- "$f"
 	done
 	forge_reuse_excludes "$1"
+}
+
+# forge_reuse_update ROOT INDEX TMP: for forge_reuse_rebuild, brings the
+# index TMP up to date with the working state (git add -A), makes its
+# tracked ignored files those of INDEX, and prints its tree (write-tree).
+# TMP.ign and TMP.want hold the lists when they differ.
+forge_reuse_update() {
+	local have want
+	GIT_INDEX_FILE=$3
+	export GIT_INDEX_FILE
+	forge_reuse_git "$1" add -A >/dev/null 2>&1 || return 1
+	have=$(forge_reuse_git "$1" ls-files -c -i --exclude-standard 2>/dev/null) || return 1
+	want=$(
+		GIT_INDEX_FILE=$2
+		[ ! -f "$2" ] || forge_reuse_git "$1" ls-files -c -i --exclude-standard 2>/dev/null
+	) || return 1
+	if [ "$have" != "$want" ]; then
+		forge_reuse_git "$1" ls-files -z -c -i --exclude-standard >"$3.ign" 2>/dev/null &&
+			forge_reuse_git "$1" update-index -z --force-remove --stdin <"$3.ign" &&
+			(
+				GIT_INDEX_FILE=$2
+				[ ! -f "$2" ] || forge_reuse_git "$1" ls-files -z -c -i --exclude-standard 2>/dev/null
+			) >"$3.want" &&
+			forge_reuse_git "$1" update-index -z --add --remove --stdin <"$3.want" || return 1
+	fi
+	forge_reuse_git "$1" write-tree 2>/dev/null
 }
 
 # forge_reuse_excludes ROOT: records in .forge/reuse/excludes the file

@@ -375,6 +375,17 @@ index-[0-9a-f]{32}$'
 	assert_equal "$(tree_of -- true)" "$want"
 }
 
+@test "a kept index git cannot read (cut short, garbage) gives the right tree all the same, and is replaced" {
+	forge-verify -q --reuse -- true
+	kept=$(ls .forge/reuse/index-*)
+	echo garbage >"$kept"
+	echo edit >>README
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	GIT_INDEX_FILE=$(ls "$PWD"/.forge/reuse/index-*) git ls-files >"$SCRATCH/files"
+	run cat "$SCRATCH/files"
+	assert_output README
+}
+
 @test "a symbolic link planted for .forge/reuse or a kept index is refused or never followed" {
 	forge-verify -q --reuse -- true
 	kept=$(ls .forge/reuse/index-*)
