@@ -856,8 +856,8 @@ reused_progs() {
 		progs=$(reused_progs $mode --reuse -- true)
 		echo "$mode: $progs"
 		last_record | jq -e '.reused != null'
-		# The key: rev-parse, add -A and write-tree on a scratch index; the
-		# note: one cat-file for every ref that may hold it.
+		# The key: rev-parse, then status and write-tree on the kept index;
+		# the note: one cat-file for every ref that may hold it.
 		[ "$(grep -cx git <<<"$progs")" -le 4 ]
 		# The clock, the breaker and the timeline.
 		[ "$(grep -cx forge-state <<<"$progs")" -le 3 ]
