@@ -207,6 +207,213 @@ streak() { forge-state get .forge/breaker streak 0; }
 	assert_output 'Verdict: PASS'
 }
 
+# --- the key's own index ---------------------------------------------------------
+
+# honest: the tree git computes for the working state when it hashes every
+# file (an index read from HEAD, no stat data of anyone's).
+honest() {
+	rm -f "$SCRATCH/honest-index"
+	GIT_INDEX_FILE=$SCRATCH/honest-index sh -c 'git read-tree HEAD && git add -A && git write-tree'
+}
+
+@test "the key's index is forge's own, in .forge/reuse, kept across runs: one file, the user's index never read for stat data" {
+	# --key alone makes no state: its index is a scratch one, in TMPDIR.
+	forge-verify --key -- true >/dev/null
+	[ ! -e .forge ]
+	run find "$TMPDIR" -mindepth 1
+	assert_output ''
+	# Once a verification made .forge, the key's index is kept there.
+	forge-verify -q --reuse -- true
+	run ls .forge/reuse
+	assert_output --regexp '^excludes
+index-[0-9a-f]{32}$'
+	kept=$(ls .forge/reuse/index-*)
+	# (The first status adds git's untracked cache to it; a second later,
+	# when no folder is newer than the index, racy git.)
+	sleep 1.1
+	forge-verify --key -- true >/dev/null
+	# Unchanged: the same kept index, not written again.
+	before=$(stat -c '%i %Y' "$kept")
+	sleep 1.1
+	forge-verify --key -- true >/dev/null
+	forge-verify --key -- true >/dev/null
+	[ "$(stat -c '%i %Y' "$kept")" = "$before" ]
+	# .forge is not in the snapshot.
+	run git ls-tree -r --name-only "$(tree_of -- true)"
+	assert_output README
+}
+
+@test "each change of the working state is a new key through the kept index: content, mode, a new and a removed untracked file" {
+	forge-verify -q --reuse -- true
+	k0=$(forge-verify --key -- true)
+	echo edit >>README
+	k1=$(forge-verify --key -- true)
+	[ "$k1" != "$k0" ]
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	chmod +x README
+	k2=$(forge-verify --key -- true)
+	[ "$k2" != "$k1" ]
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	mkdir -p new/dir
+	echo new >new/dir/untracked.txt
+	k3=$(forge-verify --key -- true)
+	[ "$k3" != "$k2" ]
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	rm -r new
+	[ "$(forge-verify --key -- true)" = "$k2" ]
+	chmod -x README
+	[ "$(forge-verify --key -- true)" = "$k1" ]
+	git checkout -q -- README
+	[ "$(forge-verify --key -- true)" = "$k0" ]
+}
+
+@test "a same-size rewrite with the mtime put back is a new key, whatever core.checkStat and core.trustctime say" {
+	forge-verify -q -- true
+	printf 'aaaa\n' >same.txt
+	git add same.txt && git commit -q -m same
+	git config core.checkStat minimal
+	git config core.trustctime false
+	forge-verify --key -- true >/dev/null
+	# Neither index of the second same.txt was written (racy git).
+	sleep 1.1
+	git status --porcelain
+	k0=$(forge-verify --key -- true)
+	cp -p same.txt "$SCRATCH/ref"
+	printf 'bbbb\n' >same.txt
+	touch -r "$SCRATCH/ref" same.txt
+	# git itself, with that configuration, sees nothing.
+	run git status --porcelain
+	assert_output ''
+	k1=$(forge-verify --key -- true)
+	[ "$k1" != "$k0" ]
+	assert_equal "$(tree_of -- true)" "$(honest)"
+}
+
+@test "an entry of the user's index that hides a change (assume-unchanged, forged stat data) hides nothing from the key" {
+	forge-verify -q --reuse -- true
+	k0=$(forge-verify --key -- true)
+	git update-index --assume-unchanged README
+	echo hidden >>README
+	run git status --porcelain
+	assert_output ''
+	[ "$(forge-verify --key -- true)" != "$k0" ]
+	assert_equal "$(tree_of -- true)" "$(honest)"
+}
+
+@test "a same-size rewrite in the second forge wrote its kept index is in the key's tree (racy git)" {
+	forge-verify -q -- true
+	for attempt in 1 2 3 4 5 6 7 8 9 10; do
+		printf 'a%04d\n' "$attempt" >same.txt
+		forge-verify --key -- true >/dev/null
+		printf 'b%04d\n' "$attempt" >same.txt
+		kept=$(ls .forge/reuse/index-*)
+		[ "$(stat -c %Y "$kept")" != "$(stat -c %Y same.txt)" ] || break
+	done
+	assert_equal "$(stat -c %Y same.txt)" "$(stat -c %Y "$kept")"
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	sleep 1.1
+	assert_equal "$(tree_of -- true)" "$(honest)"
+}
+
+@test "an untracked file the user then ignores, or untracks and ignores, leaves the key; a tracked ignored file stays" {
+	forge-verify -q -- true
+	echo x >later.txt
+	printf 'kept\n' >keep.log
+	git add -f keep.log && git commit -q -m 'keep.log'
+	k0=$(forge-verify --key -- true)
+	t0=$(tree_of -- true)
+	git ls-tree -r --name-only "$t0" | grep -qx later.txt
+	echo later.txt >>.git/info/exclude
+	git ls-tree -r --name-only "$(tree_of -- true)" >"$SCRATCH/names"
+	run cat "$SCRATCH/names"
+	refute_line later.txt
+	assert_line keep.log
+	[ "$(forge-verify --key -- true)" != "$k0" ]
+	# Tracked, then untracked and ignored: out of the snapshot.
+	git rm -q --cached keep.log
+	echo '*.log' >>.git/info/exclude
+	run git ls-tree -r --name-only "$(tree_of -- true)"
+	refute_line keep.log
+	# A global excludes file named by core.excludesFile counts too.
+	echo 'README' >"$SCRATCH/global-ignore"
+	git add -f keep.log
+	echo new >new.txt
+	tree_of -- true >/dev/null
+	git config core.excludesFile "$SCRATCH/global-ignore"
+	git rm -q --cached README
+	git ls-tree -r --name-only "$(tree_of -- true)" >"$SCRATCH/names"
+	run cat "$SCRATCH/names"
+	refute_line README
+	assert_line new.txt
+	assert_line keep.log
+	tree_of -- true >/dev/null
+	echo new.txt >>"$SCRATCH/global-ignore"
+	run git ls-tree -r --name-only "$(tree_of -- true)"
+	refute_line new.txt
+	assert_line keep.log
+}
+
+@test "concurrent keys of a changed state all compute the same tree and leave one kept index that works" {
+	forge-verify -q --reuse -- true
+	echo edit >>README
+	echo new >untracked.txt
+	pids=''
+	for i in 1 2 3 4 5 6; do
+		forge-verify --key --json -- true >"$SCRATCH/key.$i" &
+		pids="$pids $!"
+	done
+	# shellcheck disable=SC2086 # a list of PIDs
+	wait_each $pids
+	want=$(honest)
+	for i in 1 2 3 4 5 6; do
+		assert_equal "$(jq -r .tree "$SCRATCH/key.$i")" "$want"
+	done
+	run ls .forge/reuse
+	assert_output --regexp '^excludes
+index-[0-9a-f]{32}$'
+	GIT_INDEX_FILE=$(ls "$PWD"/.forge/reuse/index-*) git ls-files >/dev/null
+	assert_equal "$(tree_of -- true)" "$want"
+}
+
+@test "a kept index git cannot read (cut short, garbage) gives the right tree all the same, and is replaced" {
+	forge-verify -q --reuse -- true
+	kept=$(ls .forge/reuse/index-*)
+	echo garbage >"$kept"
+	echo edit >>README
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	GIT_INDEX_FILE=$(ls "$PWD"/.forge/reuse/index-*) git ls-files >"$SCRATCH/files"
+	run cat "$SCRATCH/files"
+	assert_output README
+}
+
+@test "a symbolic link planted for .forge/reuse or a kept index is refused or never followed" {
+	forge-verify -q --reuse -- true
+	kept=$(ls .forge/reuse/index-*)
+	cp "$kept" "$SCRATCH/index"
+	# A link at the kept index's name: refused.
+	rm "$kept"
+	ln -s "$SCRATCH/index" "$kept"
+	run --separate-stderr forge-verify --key -- true
+	assert_failure 73
+	[[ $stderr == *'symbolic link'* ]]
+	# A link among the kept indexes (another fingerprint's): never read,
+	# removed as a link.
+	mv "$kept" .forge/reuse/index-00000000000000000000000000000000
+	echo edit >>README
+	assert_equal "$(tree_of -- true)" "$(honest)"
+	[ -f "$SCRATCH/index" ]
+	run find .forge/reuse -type l
+	assert_output ''
+	rm -rf .forge/reuse
+	mkdir "$SCRATCH/elsewhere"
+	ln -s "$SCRATCH/elsewhere" .forge/reuse
+	run --separate-stderr forge-verify --key -- true
+	assert_failure 73
+	[[ $stderr == *'symbolic link'* ]]
+	run ls "$SCRATCH/elsewhere"
+	assert_output ''
+}
+
 # --- reuse -------------------------------------------------------------------
 
 @test "a second --reuse run of the same state reuses the PASS: says whose, records it, runs nothing" {
@@ -649,8 +856,8 @@ reused_progs() {
 		progs=$(reused_progs $mode --reuse -- true)
 		echo "$mode: $progs"
 		last_record | jq -e '.reused != null'
-		# The key: rev-parse, add -A and write-tree on a scratch index; the
-		# note: one cat-file for every ref that may hold it.
+		# The key: rev-parse, then status and write-tree on the kept index;
+		# the note: one cat-file for every ref that may hold it.
 		[ "$(grep -cx git <<<"$progs")" -le 4 ]
 		# The clock, the breaker and the timeline.
 		[ "$(grep -cx forge-state <<<"$progs")" -le 3 ]
