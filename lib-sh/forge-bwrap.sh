@@ -200,19 +200,19 @@ forge_bwrap_start() {
 		rest=${rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
+	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 7
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
-	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
-	rest=$forge_bwrap_plan
-	while [ -n "$rest" ]; do
-		set -- "$@" "${rest%%'
-'*}"
-		rest=${rest#*'
-'}
-	done
+	# bwrap's options from fd 7, NUL-separated (no path needs to be a line),
+	# with what the plan's --args 6 names in its place: the proxy variables
+	# with a token (forge-net-bwrap.sh), so that the token is on no command
+	# line; the command after them. Its --hostname on the command line too
+	# (the same): ps shows which sandbox a bwrap is.
+	(umask 077 && forge_bwrap_argv_print launch 6<"$forge_bwrap_dir/proxy.args" >"$forge_bwrap_dir/bwrap.args") ||
+		forge_die 73 "cannot write $forge_bwrap_dir/bwrap.args"
+	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" -- \
+		bwrap --hostname "$name" --args 7 "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
-	# fd 6: the proxy variables with a token (forge-net-bwrap.sh), else empty.
-	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
+	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 7<"$forge_bwrap_dir/bwrap.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
 	tries=0
@@ -224,6 +224,8 @@ forge_bwrap_start() {
 		sleep 0.05
 		tries=$((tries + 1))
 	done
+	# Read by now (or never to be): it holds the proxy's token.
+	rm -f -- "$forge_bwrap_dir/bwrap.args"
 	if [ -z "$pid" ]; then
 		forge_error "bwrap did not start $name:"
 		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2
