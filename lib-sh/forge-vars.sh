@@ -273,24 +273,22 @@ unset forge_plan forge_plan_mounts forge_plan_msb_argv forge_plan_project \
 unset forge_msb forge_msb_absent forge_msb_bound forge_msb_doctor \
 	forge_msb_doctor_rc forge_msb_doctor_said forge_msb_doctor_secs \
 	forge_msb_ls_json forge_msb_names forge_msb_status forge_sandbox_plan
-: "${forge_msb=}" # set by forge_msb_find
-: "${forge_msb_absent=}" # set by forge_msb_rm, forge_msb_volume_rm
-: "${forge_msb_bound=}" # set by forge_msb_bound_secrets
-: "${forge_msb_doctor=}" # set by forge_msb_doctor
-: "${forge_msb_doctor_rc=}" # set by forge_msb_doctor
-: "${forge_msb_doctor_said=}" # set by forge_msb_doctor
-: "${forge_msb_doctor_secs=}" # set by forge_msb_doctor
-: "${forge_msb_ls_json=}" # set by forge_msb_ls
-: "${forge_msb_names=}" # set by forge_msb_forge_names
-: "${forge_msb_status=}" # set by forge_sandbox_up, forge_msb_status
-: "${forge_sandbox_plan=}" # set by forge_msb_render
+: "${forge_msb=}" # set by forge_msb_find: the msb program to run
+: "${forge_msb_absent=}" # set by forge_msb_rm, forge_msb_volume_rm: 1 when there was nothing to remove, else empty
+: "${forge_msb_bound=}" # set by forge_msb_bound_secrets: the env names of a sandbox's bound secrets, a newline before and after each (empty: none)
+: "${forge_msb_doctor=}" # set by forge_msb_doctor: available, missing, indeterminate or unsupported
+: "${forge_msb_doctor_rc=}" # set by forge_msb_doctor: msb doctor's exit status
+: "${forge_msb_doctor_said=}" # set by forge_msb_doctor: msb's explanation of unsupported (its error lines and failed checks)
+: "${forge_msb_doctor_secs=}" # set by forge_msb_doctor: the seconds msb doctor is given (FORGE_SANDBOX_DOCTOR_TIMEOUT)
+: "${forge_msb_ls_json=}" # set by forge_msb_ls: msb ls --format json, checked to be an array of {name, status}
+: "${forge_msb_names=}" # set by forge_msb_forge_names: the forge-* sandboxes msb knows, one a line
+: "${forge_msb_status=}" # set by forge_sandbox_up, forge_msb_status: a sandbox's status in msb ls (empty: no such sandbox)
+: "${forge_sandbox_plan=}" # set by forge_msb_render: the msb create argv, one argument a line, "msb" first (forge_msb_argv_print)
 
 # forge-msb-lifecycle.sh
-unset forge_sandbox_removed forge_sandbox_restart \
-	forge_sandbox_secrets_pending
-: "${forge_sandbox_removed=}" # set by forge_sandbox_remove
-: "${forge_sandbox_restart=}" # set by forge_sandbox_up
-: "${forge_sandbox_secrets_pending=}" # set by forge_sandbox_secrets_converge
+unset forge_sandbox_removed forge_sandbox_secrets_pending
+: "${forge_sandbox_removed=}" # set by forge_sandbox_remove: what there was to remove: sandbox, volumes or empty (nothing)
+: "${forge_sandbox_secrets_pending=}" # set by forge_sandbox_secrets_converge: the secrets' env names bound from the next start, space-separated
 
 # forge-cgroup.sh
 unset forge_bwrap_cgroup_dirs forge_bwrap_cgroup_kind forge_bwrap_join
