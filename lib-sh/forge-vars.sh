@@ -299,30 +299,30 @@ unset forge_bwrap_cgroup_dirs forge_bwrap_cgroup_kind forge_bwrap_join
 # forge-bwrap-render.sh
 unset forge_bwrap_env_names forge_bwrap_init forge_bwrap_netmode \
 	forge_bwrap_plan forge_bwrap_rootfs forge_bwrap_rootfs_kind
-: "${forge_bwrap_env_names=}" # set by forge_bwrap_render
-: "${forge_bwrap_init=}" # set by forge_bwrap_render
-: "${forge_bwrap_netmode=}" # set by forge_bwrap_render
-: "${forge_bwrap_plan=}" # set by forge_bwrap_add, forge_bwrap_render
-: "${forge_bwrap_rootfs=}" # set by forge_bwrap_render, forge_bwrap_image_rootfs
-: "${forge_bwrap_rootfs_kind=}" # set by forge_bwrap_rootfs_config
+: "${forge_bwrap_env_names=}" # set by forge_bwrap_render: the sandbox.network.env names whose values travel with each exec, one a line
+: "${forge_bwrap_init=}" # set by forge_bwrap_render: forge-sandbox-init's host path (bound in, and run by forge_bwrap_start)
+: "${forge_bwrap_netmode=}" # set by forge_bwrap_render: restricted or open (forge_net_mode)
+: "${forge_bwrap_plan=}" # set by forge_bwrap_add, forge_bwrap_render: bwrap's options, one a line as printf's %b reads it (forge_bwrap_argv_print writes the argv NUL-separated)
+: "${forge_bwrap_rootfs=}" # set by forge_bwrap_render, forge_bwrap_image_rootfs: the image's exported root filesystem (empty: none, or rootfs host)
+: "${forge_bwrap_rootfs_kind=}" # set by forge_bwrap_rootfs_config: image or host (sandbox.bwrap.rootfs)
 
 # forge-bwrap.sh
 unset forge_bwrap_data forge_bwrap_dir forge_bwrap_home \
 	forge_bwrap_init_path forge_bwrap_ls_json forge_bwrap_names \
 	forge_bwrap_owner forge_bwrap_pid forge_bwrap_root forge_bwrap_seccomp_fd \
 	forge_bwrap_sock_fd forge_bwrap_status_fd
-: "${forge_bwrap_data=}" # set by forge_bwrap_owner, forge_bwrap_remove
-: "${forge_bwrap_dir=}" # set by forge_bwrap_state
-: "${forge_bwrap_home=}" # set by forge_bwrap_state
-: "${forge_bwrap_init_path=}" # set by forge_bwrap_state
-: "${forge_bwrap_ls_json=}" # set by forge_bwrap_list, forge_live_ls_json
-: "${forge_bwrap_names=}" # set by forge_bwrap_names
-: "${forge_bwrap_owner=}" # set by forge_bwrap_owner, forge_bwrap_remove
-: "${forge_bwrap_pid=}" # set by forge_bwrap_running, forge_bwrap_start
-: "${forge_bwrap_root=}" # set by forge_bwrap_state
-: "${forge_bwrap_seccomp_fd=}" # set by forge_bwrap_state
-: "${forge_bwrap_sock_fd=}" # set by forge_bwrap_state
-: "${forge_bwrap_status_fd=}" # set by forge_bwrap_state
+: "${forge_bwrap_data=}" # set by forge_bwrap_owner, forge_bwrap_remove: the folder of the sandbox's private folders (its state folder, or its owner's)
+: "${forge_bwrap_dir=}" # set by forge_bwrap_state: the sandbox's state folder
+: "${forge_bwrap_home=}" # set by forge_bwrap_state: HOME inside every namespace sandbox
+: "${forge_bwrap_init_path=}" # set by forge_bwrap_state: forge-sandbox-init's path inside
+: "${forge_bwrap_ls_json=}" # set by forge_bwrap_list, forge_live_ls_json: the namespace sandboxes, a JSON array of {name, backend, status, image, created_at}
+: "${forge_bwrap_names=}" # set by forge_bwrap_names: the namespace sandboxes, one a line
+: "${forge_bwrap_owner=}" # set by forge_bwrap_owner, forge_bwrap_remove: UID:GID the sandbox runs as when root starts another user's, else empty
+: "${forge_bwrap_pid=}" # set by forge_bwrap_running, forge_bwrap_start: the host pid of the sandbox's init (empty: not running)
+: "${forge_bwrap_root=}" # set by forge_bwrap_state: the folder of the namespace sandboxes' state folders
+: "${forge_bwrap_seccomp_fd=}" # set by forge_bwrap_state: the fd bwrap reads the seccomp filter from
+: "${forge_bwrap_sock_fd=}" # set by forge_bwrap_state: the fd the exec socket is on inside
+: "${forge_bwrap_status_fd=}" # set by forge_bwrap_state: the fd bwrap writes its JSON status to
 
 # forge-sandbox.sh
 unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_cfg_value \
