@@ -9,13 +9,82 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_bwrap_add ARG...: appends ARGs to forge_bwrap_plan, one per line.
+# forge_bwrap_add ARG...: appends ARGs, whole bwrap options, to
+# forge_bwrap_plan: one a line as printf's %b reads it (a backslash doubled,
+# a newline as \n), so that any argument but one with a NUL byte is carried
+# (forge_bwrap_argv_print writes them NUL-separated). An "--args FD" that
+# starts a call is the line "\args FD", which no argument's line can be
+# (bwrap reads --args only from its command line: forge_bwrap_argv_print).
 forge_bwrap_add() {
-	local arg
+	local arg rest word
+	if [ "${1-}" = --args ]; then
+		forge_is_uint "$2" || forge_die 70 "forge_bwrap_add: --args takes an fd, not '$2'"
+		forge_bwrap_plan=$forge_bwrap_plan'\args '$2'
+'
+		shift 2
+	fi
 	for arg in "$@"; do
+		case $arg in
+		*\\*)
+			rest=$arg word=
+			while :; do
+				case $rest in
+				*\\*) word=$word${rest%%\\*}"\\\\" rest=${rest#*\\} ;;
+				*) word=$word$rest; break ;;
+				esac
+			done
+			arg=$word
+			;;
+		esac
+		case $arg in
+		*'
+'*)
+			rest=$arg word=
+			while :; do
+				case $rest in
+				*'
+'*) word=$word${rest%%'
+'*}'\n' rest=${rest#*'
+'} ;;
+				*) word=$word$rest; break ;;
+				esac
+			done
+			arg=$word
+			;;
+		esac
 		forge_bwrap_plan=$forge_bwrap_plan$arg'
 '
 	done
+}
+
+# forge_bwrap_argv_print [launch]: writes the argv forge_bwrap_render made
+# to standard output, each argument followed by a NUL byte: "bwrap", its
+# options, then the command (the init serving the exec socket). With
+# "launch": the options only, for "bwrap --args FD COMMAND", each --args FD
+# among them replaced by the NUL-separated arguments FD holds (the caller
+# opens it), since bwrap reads --args only from its command line.
+forge_bwrap_argv_print() {
+	local arg fd rest
+	[ "${1-}" = launch ] || printf 'bwrap\000'
+	rest=$forge_bwrap_plan
+	while [ -n "$rest" ]; do
+		arg=${rest%%'
+'*}
+		rest=${rest#*'
+'}
+		case $arg in
+		'\args '*)
+			fd=${arg##* }
+			if [ "${1-}" = launch ]; then
+				cat <&"$fd" || return
+			else
+				printf -- '--args\000%s\000' "$fd"
+			fi
+			;;
+		*) printf '%b\000' "$arg" ;;
+		esac
+	done
+	[ "${1-}" = launch ] || printf '%s\000' "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 }
 
 # forge_bwrap_rootfs_config: sets forge_bwrap_rootfs_kind (image or host)
@@ -150,12 +219,13 @@ $e
 	done
 }
 
-# forge_bwrap_render ROOT NAME PLAN [create]: renders the plan PLAN (forge_plan's
-# JSON, for the worktree at ROOT and sandbox NAME) as the bwrap argv in
-# forge_bwrap_plan, one argument per line, "bwrap" first; sets the plan's
-# shell view (forge_plan_view), which the lifecycle uses. Sets forge_bwrap_rootfs (the image's exported folder, for
-# rootfs image), forge_bwrap_env_names and forge_bwrap_netmode (none: only
-# lo; restricted or open: what forge-net.sh is to start).
+# forge_bwrap_render ROOT NAME PLAN [create]: renders the plan PLAN
+# (forge_plan's JSON, for the worktree at ROOT and sandbox NAME) as bwrap's
+# options in forge_bwrap_plan (forge_bwrap_add; forge_bwrap_argv_print
+# writes the argv NUL-separated); sets the plan's shell view
+# (forge_plan_view), which the lifecycle uses. Sets forge_bwrap_rootfs (the
+# image's exported folder, for rootfs image), forge_bwrap_env_names and
+# forge_bwrap_netmode (restricted or open: what forge-net.sh is to start).
 forge_bwrap_render() {
 	local common dests env line path rest mounted
 	forge_plan_view "$3"
@@ -187,7 +257,7 @@ forge_bwrap_render() {
 	done
 
 	forge_bwrap_plan=
-	forge_bwrap_add bwrap --unshare-user --uid 1000 --gid 1000 --unshare-pid --unshare-ipc --unshare-uts \
+	forge_bwrap_add --unshare-user --uid 1000 --gid 1000 --unshare-pid --unshare-ipc --unshare-uts \
 		--unshare-net --unshare-cgroup-try --hostname "$2" --disable-userns --as-pid-1 --new-session \
 		--seccomp "$forge_bwrap_seccomp_fd" --json-status-fd "$forge_bwrap_status_fd"
 	forge_bwrap_rootfs=
@@ -247,7 +317,7 @@ forge_bwrap_render() {
 	forge_net_mode "$forge_sandbox_egress_mode" "$forge_sandbox_secrets"
 	forge_bwrap_netmode=$forge_net_mode
 	forge_net_bwrap_render "$forge_bwrap_data" "$forge_bwrap_netmode" "$forge_sandbox_secrets"
-	forge_bwrap_add --chdir "$1" "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
+	forge_bwrap_add --chdir "$1"
 
 	# sandbox.network.env names: their values travel with each exec.
 	forge_bwrap_env_names=
@@ -342,7 +412,8 @@ forge_bwrap_git_dir() {
 # (its gitdir: line), a folder (a submodule's own git dir) gets the
 # common dir's rule. A symbolic link where one of those files or folders
 # is (the host's git would follow it into a writable mount) exits 73; a
-# path with a newline (the plan cannot carry it) 65.
+# submodule path with a newline 65 (git's NUL-separated list of them is
+# read a line each here).
 forge_bwrap_render_git() {
 	local d ext f g list
 	for f in config config.worktree objects/info/alternates objects/info/http-alternates \

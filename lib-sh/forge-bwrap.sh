@@ -87,6 +87,8 @@ forge_bwrap_running() {
 # sandbox's private folders in forge_bwrap_data (as their owner): home, tmp,
 # cache, an empty folder, passwd and group (after forge_bwrap_render).
 forge_bwrap_private_dirs() {
+	local d data
+	data=$forge_bwrap_data
 	(umask 077 && mkdir -p -- "$forge_bwrap_root") || forge_die 73 "cannot create $forge_bwrap_root"
 	if [ -L "$forge_bwrap_dir" ] || { [ -e "$forge_bwrap_dir" ] && [ ! -d "$forge_bwrap_dir" ]; }; then
 		forge_die 73 "$forge_bwrap_dir is not a directory; refusing to use it"
@@ -95,18 +97,24 @@ forge_bwrap_private_dirs() {
 	chmod 0700 -- "$forge_bwrap_dir" || forge_die 73 "cannot make $forge_bwrap_dir owner-only"
 	{ printf '%s\n' "$forge_bwrap_owner" >"$forge_bwrap_dir/owner" &&
 		printf '%s\n' "$forge_bwrap_data" >"$forge_bwrap_dir/data"; } || forge_die 73 "cannot write $forge_bwrap_dir"
-	# shellcheck disable=SC2016 # a script for sh, with its arguments
-	forge_bwrap_as_owner sh -c '
-		umask 077 && mkdir -p -- "$1" || exit
-		for d in home tmp cache empty etc; do
-			[ ! -L "$1/$d" ] || { echo "$1/$d is a symlink" >&2; exit 1; }
-			mkdir -p -- "$1/$d" || exit
-		done
-		chmod 0755 "$1/empty" && chmod 1777 "$1/tmp" &&
-		printf "root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" "$2" >"$1/etc/passwd" &&
-		printf "root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n" >"$1/etc/group" &&
-		: >"$1/etc/empty"' sh "$forge_bwrap_data" "$forge_bwrap_home" ||
-		forge_die 73 "cannot create the private folders of the sandbox in $forge_bwrap_data"
+	# As their owner (forge_bwrap_as_owner): what root makes in the owner's
+	# folders follows no link of the owner's making with root's rights.
+	for d in home tmp cache empty etc; do
+		[ ! -L "$data/$d" ] || forge_die 73 "cannot create the private folders of the sandbox in $data: $data/$d is a symlink"
+	done
+	{ (umask 077 && forge_bwrap_as_owner mkdir -p -- "$data" "$data/home" "$data/tmp" "$data/cache" "$data/empty" "$data/etc") &&
+		forge_bwrap_as_owner chmod 0755 -- "$data/empty" && forge_bwrap_as_owner chmod 1777 -- "$data/tmp" &&
+		printf 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:%s:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' "$forge_bwrap_home" |
+		forge_bwrap_owner_writes "$data/etc/passwd" &&
+		printf 'root:x:0:\nagent:x:1000:\nnogroup:x:65534:\n' | forge_bwrap_owner_writes "$data/etc/group" &&
+		forge_bwrap_owner_writes "$data/etc/empty" </dev/null; } ||
+		forge_die 73 "cannot create the private folders of the sandbox in $data"
+}
+
+# forge_bwrap_owner_writes FILE: writes standard input to FILE as
+# forge_bwrap_owner (forge_bwrap_as_owner), owner-only when it is new.
+forge_bwrap_owner_writes() {
+	(umask 077 && forge_bwrap_as_owner tee -- "$1" >/dev/null)
 }
 
 # forge_bwrap_lock NAME: holds an exclusive lock on NAME's lifecycle (fd 8)
@@ -200,19 +208,19 @@ forge_bwrap_start() {
 		rest=${rest#*'
 '}
 	done
-	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 6
+	set -- "$@" --cpus "$forge_sandbox_cpus" --keep "$forge_bwrap_seccomp_fd" --keep "$forge_bwrap_status_fd" --keep 7
 	[ -z "$forge_bwrap_owner" ] || set -- "$@" --user "$forge_bwrap_owner"
-	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" --
-	rest=$forge_bwrap_plan
-	while [ -n "$rest" ]; do
-		set -- "$@" "${rest%%'
-'*}"
-		rest=${rest#*'
-'}
-	done
+	# bwrap's options from fd 7, NUL-separated (no path needs to be a line),
+	# with what the plan's --args 6 names in its place: the proxy variables
+	# with a token (forge-net-bwrap.sh), so that the token is on no command
+	# line; the command after them. Its --hostname on the command line too
+	# (the same): ps shows which sandbox a bwrap is.
+	(umask 077 && forge_bwrap_argv_print launch 6<"$forge_bwrap_dir/proxy.args" >"$forge_bwrap_dir/bwrap.args") ||
+		forge_die 73 "cannot write $forge_bwrap_dir/bwrap.args"
+	set -- "$@" "$forge_bwrap_dir/exec.sock" "$forge_bwrap_sock_fd" -- \
+		bwrap --hostname "$name" --args 7 "$forge_bwrap_init_path" serve "$forge_bwrap_sock_fd"
 	# Detached: its own session (forge-sandbox-init start), stdio to the log.
-	# fd 6: the proxy variables with a token (forge-net-bwrap.sh), else empty.
-	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 6<"$forge_bwrap_dir/proxy.args" \
+	(cd / && exec "$@" 4<"$forge_bwrap_dir/seccomp.bpf" 5>"$forge_bwrap_dir/status.json" 7<"$forge_bwrap_dir/bwrap.args" \
 		</dev/null >>"$forge_bwrap_dir/log" 2>&1) &
 
 	tries=0
@@ -224,6 +232,8 @@ forge_bwrap_start() {
 		sleep 0.05
 		tries=$((tries + 1))
 	done
+	# Read by now (or never to be): it holds the proxy's token.
+	rm -f -- "$forge_bwrap_dir/bwrap.args"
 	if [ -z "$pid" ]; then
 		forge_error "bwrap did not start $name:"
 		tail -n 20 "$forge_bwrap_dir/log" | forge_printable_lines '    ' >&2

@@ -67,9 +67,8 @@ forge_sandbox_up() {
 		forge_die 69 "could not prepare the cache disk of $2"
 	fi
 	# A reboot only for an adopted sandbox: a new one has just booted.
-	forge_sandbox_restart=
-	[ "$mode" != restart ] || [ -z "$forge_msb_status" ] || forge_sandbox_restart=1
-	forge_sandbox_secrets_converge "$2"
+	[ -n "$forge_msb_status" ] || mode=
+	forge_sandbox_secrets_converge "$2" "$mode"
 	if [ -n "$forge_sandbox_secrets_pending" ] && [ "$forge_msb_status" = Running ]; then
 		forge_warn "new secrets ($forge_sandbox_secrets_pending) are bound to $2 from its next start; to reboot it now run: forge-sandbox up --restart (this ends every session and process in it, dockerd included)"
 	fi
@@ -159,21 +158,20 @@ forge_sandbox_volume_sizes_check() {
 	done
 }
 
-# forge_sandbox_secrets_converge NAME [ENV@HOSTS...]: makes the secrets bound
-# to sandbox NAME the configured ones (forge_sandbox_secrets, or the
-# arguments): msb modify --secret for every configured one (refreshing its
+# forge_sandbox_secrets_converge NAME MODE [ENV@HOSTS...]: makes the secrets
+# bound to sandbox NAME the configured ones (forge_sandbox_secrets, or the
+# ENV@HOSTS): msb modify --secret for every configured one (refreshing its
 # value), --secret-rm for bound ones no longer configured. A new name takes
-# effect at the sandbox's next start (--next-start), or at once when
-# forge_sandbox_restart is 1 (--restart, a reboot: only when the user asked
-# for it); forge_sandbox_secrets_pending is set to the names left for the
-# next start. With forge_sandbox_restart 1 the sandbox is rebooted even when
-# nothing else changes. Nothing runs when nothing is bound or configured and
-# no restart is asked for.
+# effect at the sandbox's next start (--next-start), or at once when MODE is
+# "restart" (--restart, a reboot: only when the user asked for it; then even
+# when nothing else changes); forge_sandbox_secrets_pending is set to the
+# names left for the next start. Nothing runs when nothing is bound or
+# configured and no restart is asked for.
 forge_sandbox_secrets_converge() {
-	local conf env name new rest s
-	name=$1
+	local conf env mode name new rest s
+	name=$1 mode=${2:-}
 	forge_sandbox_secrets_pending=
-	shift
+	shift 2
 	if [ "$#" -eq 0 ]; then
 		rest=$forge_sandbox_secrets
 		while [ -n "$rest" ]; do
@@ -184,7 +182,7 @@ forge_sandbox_secrets_converge() {
 		done
 	fi
 	forge_msb_bound_secrets "$name"
-	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || [ -n "${forge_sandbox_restart:-}" ] || return 0
+	[ "$#" -gt 0 ] || [ -n "$forge_msb_bound" ] || [ "$mode" = restart ] || return 0
 	conf='
 '
 	new=
@@ -214,7 +212,7 @@ $env
 		*) set -- "$@" --secret-rm "$env" ;;
 		esac
 	done
-	if [ -n "${forge_sandbox_restart:-}" ]; then
+	if [ "$mode" = restart ]; then
 		set -- "$@" --restart
 	elif [ -n "$new" ]; then
 		set -- "$@" --next-start

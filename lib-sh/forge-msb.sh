@@ -217,8 +217,11 @@ forge_msb_volume_rm() {
 
 # forge_msb_render PLAN: msb's rendering of the plan PLAN (forge_plan's
 # JSON; forge-plan.jq's msb_argv): sets forge_sandbox_plan to the msb create
-# argv, one argument a line, "msb" first (no argument can hold a newline:
-# msb's paths cannot, and the rest is validated).
+# argv, one argument a line, "msb" first (forge_msb_argv_print writes it
+# NUL-separated). No argument holds a newline, so lines carry it: msb's
+# -v SRC:DEST[:OPTS] is a grammar of separators, and the mount plan refuses
+# a path with ':', ',' or a newline for msb (forge-mounts.sh); names, env
+# names, sizes, image and egress are validated by the plan.
 forge_msb_render() {
 	# Made with the view of the plan just built (forge_plan_view).
 	if [ "$1" = "${forge_plan_viewed:-}" ] && [ -n "${forge_plan_msb_argv:-}" ]; then
@@ -229,4 +232,10 @@ forge_msb_render() {
 		forge_die 70 "jq failed while rendering the msb plan"
 	forge_sandbox_plan=$forge_sandbox_plan'
 '
+}
+
+# forge_msb_argv_print: writes the argv forge_msb_render made to standard
+# output, each argument followed by a NUL byte, "msb" first.
+forge_msb_argv_print() {
+	printf '%s' "$forge_sandbox_plan" | tr '\n' '\000'
 }

@@ -254,24 +254,22 @@ unset forge_plan forge_plan_mounts forge_plan_msb_argv forge_plan_project \
 unset forge_msb forge_msb_absent forge_msb_bound forge_msb_doctor \
 	forge_msb_doctor_rc forge_msb_doctor_said forge_msb_doctor_secs \
 	forge_msb_ls_json forge_msb_names forge_msb_status forge_sandbox_plan
-: "${forge_msb=}" # set by forge_msb_find
-: "${forge_msb_absent=}" # set by forge_msb_rm, forge_msb_volume_rm
-: "${forge_msb_bound=}" # set by forge_msb_bound_secrets
-: "${forge_msb_doctor=}" # set by forge_msb_doctor
-: "${forge_msb_doctor_rc=}" # set by forge_msb_doctor
-: "${forge_msb_doctor_said=}" # set by forge_msb_doctor
-: "${forge_msb_doctor_secs=}" # set by forge_msb_doctor
-: "${forge_msb_ls_json=}" # set by forge_msb_ls
-: "${forge_msb_names=}" # set by forge_msb_forge_names
-: "${forge_msb_status=}" # set by forge_sandbox_up, forge_msb_status
-: "${forge_sandbox_plan=}" # set by forge_msb_render
+: "${forge_msb=}" # set by forge_msb_find: the msb program to run
+: "${forge_msb_absent=}" # set by forge_msb_rm, forge_msb_volume_rm: 1 when there was nothing to remove, else empty
+: "${forge_msb_bound=}" # set by forge_msb_bound_secrets: the env names of a sandbox's bound secrets, a newline before and after each (empty: none)
+: "${forge_msb_doctor=}" # set by forge_msb_doctor: available, missing, indeterminate or unsupported
+: "${forge_msb_doctor_rc=}" # set by forge_msb_doctor: msb doctor's exit status
+: "${forge_msb_doctor_said=}" # set by forge_msb_doctor: msb's explanation of unsupported (its error lines and failed checks)
+: "${forge_msb_doctor_secs=}" # set by forge_msb_doctor: the seconds msb doctor is given (FORGE_SANDBOX_DOCTOR_TIMEOUT)
+: "${forge_msb_ls_json=}" # set by forge_msb_ls: msb ls --format json, checked to be an array of {name, status}
+: "${forge_msb_names=}" # set by forge_msb_forge_names: the forge-* sandboxes msb knows, one a line
+: "${forge_msb_status=}" # set by forge_sandbox_up, forge_msb_status: a sandbox's status in msb ls (empty: no such sandbox)
+: "${forge_sandbox_plan=}" # set by forge_msb_render: the msb create argv, one argument a line, "msb" first (forge_msb_argv_print)
 
 # forge-msb-lifecycle.sh
-unset forge_sandbox_removed forge_sandbox_restart \
-	forge_sandbox_secrets_pending
-: "${forge_sandbox_removed=}" # set by forge_sandbox_remove
-: "${forge_sandbox_restart=}" # set by forge_sandbox_up
-: "${forge_sandbox_secrets_pending=}" # set by forge_sandbox_secrets_converge
+unset forge_sandbox_removed forge_sandbox_secrets_pending
+: "${forge_sandbox_removed=}" # set by forge_sandbox_remove: what there was to remove: sandbox, volumes or empty (nothing)
+: "${forge_sandbox_secrets_pending=}" # set by forge_sandbox_secrets_converge: the secrets' env names bound from the next start, space-separated
 
 # forge-cgroup.sh
 unset forge_bwrap_cgroup_dirs forge_bwrap_cgroup_kind forge_bwrap_join
@@ -282,30 +280,30 @@ unset forge_bwrap_cgroup_dirs forge_bwrap_cgroup_kind forge_bwrap_join
 # forge-bwrap-render.sh
 unset forge_bwrap_env_names forge_bwrap_init forge_bwrap_netmode \
 	forge_bwrap_plan forge_bwrap_rootfs forge_bwrap_rootfs_kind
-: "${forge_bwrap_env_names=}" # set by forge_bwrap_render
-: "${forge_bwrap_init=}" # set by forge_bwrap_render
-: "${forge_bwrap_netmode=}" # set by forge_bwrap_render
-: "${forge_bwrap_plan=}" # set by forge_bwrap_add, forge_bwrap_render
-: "${forge_bwrap_rootfs=}" # set by forge_bwrap_render, forge_bwrap_image_rootfs
-: "${forge_bwrap_rootfs_kind=}" # set by forge_bwrap_rootfs_config
+: "${forge_bwrap_env_names=}" # set by forge_bwrap_render: the sandbox.network.env names whose values travel with each exec, one a line
+: "${forge_bwrap_init=}" # set by forge_bwrap_render: forge-sandbox-init's host path (bound in, and run by forge_bwrap_start)
+: "${forge_bwrap_netmode=}" # set by forge_bwrap_render: restricted or open (forge_net_mode)
+: "${forge_bwrap_plan=}" # set by forge_bwrap_add, forge_bwrap_render: bwrap's options, one a line as printf's %b reads it (forge_bwrap_argv_print writes the argv NUL-separated)
+: "${forge_bwrap_rootfs=}" # set by forge_bwrap_render, forge_bwrap_image_rootfs: the image's exported root filesystem (empty: none, or rootfs host)
+: "${forge_bwrap_rootfs_kind=}" # set by forge_bwrap_rootfs_config: image or host (sandbox.bwrap.rootfs)
 
 # forge-bwrap.sh
 unset forge_bwrap_data forge_bwrap_dir forge_bwrap_home \
 	forge_bwrap_init_path forge_bwrap_ls_json forge_bwrap_names \
 	forge_bwrap_owner forge_bwrap_pid forge_bwrap_root forge_bwrap_seccomp_fd \
 	forge_bwrap_sock_fd forge_bwrap_status_fd
-: "${forge_bwrap_data=}" # set by forge_bwrap_owner, forge_bwrap_remove
-: "${forge_bwrap_dir=}" # set by forge_bwrap_state
-: "${forge_bwrap_home=}" # set by forge_bwrap_state
-: "${forge_bwrap_init_path=}" # set by forge_bwrap_state
-: "${forge_bwrap_ls_json=}" # set by forge_bwrap_list, forge_live_ls_json
-: "${forge_bwrap_names=}" # set by forge_bwrap_names
-: "${forge_bwrap_owner=}" # set by forge_bwrap_owner, forge_bwrap_remove
-: "${forge_bwrap_pid=}" # set by forge_bwrap_running, forge_bwrap_start
-: "${forge_bwrap_root=}" # set by forge_bwrap_state
-: "${forge_bwrap_seccomp_fd=}" # set by forge_bwrap_state
-: "${forge_bwrap_sock_fd=}" # set by forge_bwrap_state
-: "${forge_bwrap_status_fd=}" # set by forge_bwrap_state
+: "${forge_bwrap_data=}" # set by forge_bwrap_owner, forge_bwrap_remove: the folder of the sandbox's private folders (its state folder, or its owner's)
+: "${forge_bwrap_dir=}" # set by forge_bwrap_state: the sandbox's state folder
+: "${forge_bwrap_home=}" # set by forge_bwrap_state: HOME inside every namespace sandbox
+: "${forge_bwrap_init_path=}" # set by forge_bwrap_state: forge-sandbox-init's path inside
+: "${forge_bwrap_ls_json=}" # set by forge_bwrap_list, forge_live_ls_json: the namespace sandboxes, a JSON array of {name, backend, status, image, created_at}
+: "${forge_bwrap_names=}" # set by forge_bwrap_names: the namespace sandboxes, one a line
+: "${forge_bwrap_owner=}" # set by forge_bwrap_owner, forge_bwrap_remove: UID:GID the sandbox runs as when root starts another user's, else empty
+: "${forge_bwrap_pid=}" # set by forge_bwrap_running, forge_bwrap_start: the host pid of the sandbox's init (empty: not running)
+: "${forge_bwrap_root=}" # set by forge_bwrap_state: the folder of the namespace sandboxes' state folders
+: "${forge_bwrap_seccomp_fd=}" # set by forge_bwrap_state: the fd bwrap reads the seccomp filter from
+: "${forge_bwrap_sock_fd=}" # set by forge_bwrap_state: the fd the exec socket is on inside
+: "${forge_bwrap_status_fd=}" # set by forge_bwrap_state: the fd bwrap writes its JSON status to
 
 # forge-sandbox.sh
 unset forge_cfg_key forge_cfg_tag forge_cfg_val forge_sandbox_cache_volume \

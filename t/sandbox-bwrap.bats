@@ -123,6 +123,8 @@ teardown() {
 	[ ! -e "$REPO/.state/forge/bwrap" ]
 	run pgrep -f -- "$REPO/.state"
 	assert_failure
+	run pgrep -f -- "^bwrap .*--hostname $NAME "
+	assert_failure
 }
 
 @test "a background process and /tmp survive between execs; rm leaves no process and no state" {
@@ -579,6 +581,25 @@ teardown() {
 	cd "$TMPDIR/opencode"
 	run forge-sandbox exec "$REPO" -- pwd
 	assert_output "$TMPDIR/opencode"
+}
+
+@test "a worktree whose path holds a backslash, printf's escapes, '%', ':' and a space: up, exec in it, rm (bwrap's options go NUL-separated, as they are)" {
+	REPO="$SCRATCH/"'back\slash \c\0101 %s:x'
+	make_repo "$REPO"
+	cd "$REPO"
+	run --separate-stderr forge-sandbox up
+	assert_success
+	assert_output "$(expected_name "$REPO")"
+	mkdir "$REPO/sub"
+	cd "$REPO/sub"
+	run forge-sandbox exec -- sh -c 'pwd -P; echo made inside >written'
+	assert_success
+	assert_output "$REPO/sub"
+	[ "$(cat "$REPO/sub/written")" = 'made inside' ]
+	run --separate-stderr forge-sandbox rm
+	assert_success
+	[ "$stderr" = "forge-sandbox: removed $(expected_name "$REPO")" ]
+	[ ! -e "$XDG_STATE_HOME/forge/bwrap/$(expected_name "$REPO")" ]
 }
 
 @test "up adopting a running sandbox whose sandbox.network.env list changed: warned as drift, as for the allow-list; the same list is silent" {

@@ -283,7 +283,7 @@ conforms() {
 	export API_TOKEN=value-1 NEW_TOKEN=value-2
 	converge() {
 		rm -f "$STUB_DIR/calls"
-		run sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_prog=t; forge_msb_find; name=$1; shift; forge_sandbox_secrets_converge "$name" "$@"' _ "$n" "$@"
+		run sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_prog=t; forge_msb_find; name=$1; shift; forge_sandbox_secrets_converge "$name" "" "$@"' _ "$n" "$@"
 		assert_success
 	}
 	bound() { "$REAL_MSB" inspect "$n" --format json | jq -r '[.config.network.secrets.secrets[]?.env_var] | join(" ")'; }
@@ -306,7 +306,7 @@ conforms() {
 	assert_output "inspect $n --format json"
 	# Asked for: the reboot msb modify --restart.
 	rm -f "$STUB_DIR/calls"
-	run sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_prog=t; forge_msb_find; forge_sandbox_restart=1; forge_sandbox_secrets_converge "$1" API_TOKEN@api.example.com' _ "$n"
+	run sh -c '. "$FORGE_LIBDIR/forge.sh"; forge_prog=t; forge_msb_find; forge_sandbox_secrets_converge "$1" restart API_TOKEN@api.example.com' _ "$n"
 	assert_success
 	run stub_calls
 	assert_line --index 1 "modify $n --secret API_TOKEN@api.example.com --restart"

@@ -966,9 +966,9 @@ render_both() {
 	sh -c 'set -eu; forge_prog=forge-sandbox; . "$FORGE_LIBDIR/forge.sh"
 		forge_config_load "$1"
 		forge_msb_render "$3"
-		printf "%s" "$forge_sandbox_plan" >"$4/msb.argv"
+		forge_msb_argv_print | tr "\000" "\n" >"$4/msb.argv"
 		forge_bwrap_render "$1" "$2" "$3"
-		printf "%s" "$forge_bwrap_plan" >"$4/bwrap.argv"
+		forge_bwrap_argv_print | tr "\000" "\n" >"$4/bwrap.argv"
 		printf "env %s\n" $forge_bwrap_env_names >"$4/bwrap.rest"
 		printf "limits %s %s\nnet %s\n" "$forge_sandbox_cpus" "$forge_sandbox_memory_mib" "$forge_bwrap_netmode" >>"$4/bwrap.rest"
 		printf "host %s\n" $forge_sandbox_egress_hosts >>"$4/bwrap.rest"' _ "$REPO" "$(expected_name "$REPO")" "$1" "$BATS_TEST_TMPDIR"
@@ -1008,6 +1008,44 @@ render_both() {
 	assert_line 'host *.example.org'
 	# Restricted: only lo, the relay's folder mounted in.
 	grep -qx -- /run/forge/net "$BATS_TEST_TMPDIR/bwrap.argv"
+}
+
+@test "the bwrap renderer writes its argv NUL-separated: any argument but NUL as it is (a newline, a backslash, printf's escapes, an empty one)" {
+	args=($'a\nb' 'back\slash' '\c' '\0101' '%s' '' 'end\' $'\n' '\\n' --args)
+	sh -c 'set -eu; . "$FORGE_LIBDIR/forge.sh"; forge_bwrap_state x
+		forge_bwrap_add --setenv "$@"
+		forge_bwrap_argv_print >"$BATS_TEST_TMPDIR/argv"
+		forge_bwrap_argv_print launch >"$BATS_TEST_TMPDIR/launch"' _ "${args[@]}"
+	mapfile -d '' -t got <"$BATS_TEST_TMPDIR/argv"
+	want=(bwrap --setenv "${args[@]}" /run/forge/sandbox-init serve 3)
+	assert_equal "${#got[@]}" "${#want[@]}"
+	for i in "${!want[@]}"; do
+		assert_equal "${got[i]}" "${want[i]}"
+	done
+	# For bwrap --args: the options alone, the command stays on its command line.
+	mapfile -d '' -t got <"$BATS_TEST_TMPDIR/launch"
+	want=(--setenv "${args[@]}")
+	assert_equal "${#got[@]}" "${#want[@]}"
+	for i in "${!want[@]}"; do
+		assert_equal "${got[i]}" "${want[i]}"
+	done
+}
+
+@test "the bwrap renderer's --args FD: in the plan as it is, for the launch replaced in place by what FD holds (bwrap reads no --args in --args)" {
+	printf -- '--setenv\0TOKEN\0v a\nl\0' >"$BATS_TEST_TMPDIR/fd6"
+	sh -c 'set -eu; . "$FORGE_LIBDIR/forge.sh"; forge_bwrap_state x
+		forge_bwrap_add --clearenv
+		forge_bwrap_add --args 6 --setenv A 1
+		forge_bwrap_argv_print >"$BATS_TEST_TMPDIR/argv"
+		forge_bwrap_argv_print launch 6<"$BATS_TEST_TMPDIR/fd6" >"$BATS_TEST_TMPDIR/launch"'
+	run sh -c 'tr "\000" "\n" <"$1"' _ "$BATS_TEST_TMPDIR/argv"
+	assert_output "$(printf '%s\n' bwrap --clearenv --args 6 --setenv A 1 /run/forge/sandbox-init serve 3)"
+	mapfile -d '' -t got <"$BATS_TEST_TMPDIR/launch"
+	want=(--clearenv --setenv TOKEN $'v a\nl' --setenv A 1)
+	assert_equal "${#got[@]}" "${#want[@]}"
+	for i in "${!want[@]}"; do
+		assert_equal "${got[i]}" "${want[i]}"
+	done
 }
 
 @test "plan: sandbox.image with '+' is accepted, by the rule build-image uses too" {
