@@ -180,19 +180,21 @@ unset forge_exec_isolated forge_record_tested forge_recorded \
 : "${forge_verdict=}" # set by forge_reuse_replay, forge_verify_execute, forge_verify_judge: the run's verdict, PASS, FAIL or ERROR
 
 # forge-reuse.sh
-unset forge_record_key forge_reuse_age forge_reuse_fp forge_reuse_key \
-	forge_reuse_on forge_reuse_path forge_reuse_prog forge_reuse_text \
-	forge_reuse_tree forge_reuse_trust
+unset forge_record_key forge_reuse_age forge_reuse_key forge_reuse_on \
+	forge_reuse_path forge_reuse_prog forge_reuse_text forge_reuse_trust
 : "${forge_record_key=}" # set by forge_reuse_config: emptied; forge-verify puts the key there for the record
 : "${forge_reuse_age=}" # set by forge_reuse_age: the age of a reused verdict (42s, 5m, 3h, 2d)
-: "${forge_reuse_fp=}" # set by forge_reuse_fingerprint: 32 hex digits naming the kept index (.forge/reuse/index-FP)
 : "${forge_reuse_key=}" # set by forge_reuse_key: the reuse key, 64 hex digits
 : "${forge_reuse_on=}" # set by forge_reuse_config: 1 when verdicts are reused, else 0
 : "${forge_reuse_path=}" # set by forge_reuse_path: PATH as the key holds it (git's exec-path left out)
 : "${forge_reuse_prog=}" # set by forge_reuse_program: the file a step's first word runs, or empty
 : "${forge_reuse_text=}" # set by forge_reuse_key: the text the key is the SHA-256 of
-: "${forge_reuse_tree=}" # set by forge_reuse_tree, forge_reuse_clean, forge_reuse_rebuild: the snapshot's tree
 : "${forge_reuse_trust=}" # set by forge_reuse_key, forge_reuse_key_config: the trusted notes refs, one a line
+
+# forge-reuse-tree.sh
+unset forge_reuse_fp forge_reuse_tree
+: "${forge_reuse_fp=}" # set by forge_reuse_fingerprint: 32 hex digits naming the kept index (.forge/reuse/index-FP)
+: "${forge_reuse_tree=}" # set by forge_reuse_tree, forge_reuse_clean, forge_reuse_rebuild: the snapshot's tree
 
 # forge-reuse-notes.sh
 unset forge_reuse_epoch forge_reuse_fan2 forge_reuse_fan4 forge_reuse_from \
