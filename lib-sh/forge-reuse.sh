@@ -14,14 +14,19 @@
 # --reuse, "off" for --no-reuse, which wins, "" for neither), else from
 # verify.reuse in the merged configuration (read by forge_config_load).
 forge_reuse_config() {
+	local n rest
 	forge_reuse_on=0 forge_record_key=
 	case $1 in
 	off) return 0 ;;
 	on) forge_reuse_on=1 ;;
 	*)
-		# shellcheck disable=SC2086 # plain words
-		set -- ${forge_config_verify_values:-}
-		[ "${6:-false}" != true ] || forge_reuse_on=1 ;;
+		# The sixth word of forge_config_verify_values: verify.reuse's "enabled".
+		rest=${forge_config_verify_values:-} n=0
+		while [ "$n" -lt 5 ]; do
+			[ "${rest#* }" != "$rest" ] || return 0
+			rest=${rest#* } n=$((n + 1))
+		done
+		[ "${rest%% *}" != true ] || forge_reuse_on=1 ;;
 	esac
 }
 
