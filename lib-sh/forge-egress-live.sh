@@ -65,20 +65,26 @@ forge_live_duration() {
 	printf '%s\n' "$((num * unit))"
 }
 
+# forge_live_is_dir ARG: true when ARG, the first operand, is the optional
+# DIR: it contains a '/' and is not an option.
+forge_live_is_dir() {
+	case $1 in
+	-*) return 1 ;;
+	*/*) return 0 ;;
+	esac
+	return 1
+}
+
 # forge_live_change allow|deny ARG...: forge-sandbox allow/deny.
 forge_live_change() {
 	local verb dir dur timed n arg rc secs
 	verb=$1
 	shift
-	# The optional DIR: the first operand when it contains a '/'.
 	dir=
-	case ${1-} in
-	-*) ;;
-	*/*)
+	if forge_live_is_dir "${1-}"; then
 		dir=$1
 		shift
-		;;
-	esac
+	fi
 	dur='' timed='' n=$#
 	# Leaves only the HOSTs in "$@".
 	while [ "$n" -gt 0 ]; do
@@ -134,15 +140,11 @@ forge_live_change() {
 # forge_live_log ARG...: forge-sandbox log [DIR] [--denied] [--json] [--follow].
 forge_live_log() {
 	local denied json follow arg dir log file human
-	# The optional DIR: the first operand when it contains a '/'.
 	dir=
-	case ${1-} in
-	-*) ;;
-	*/*)
+	if forge_live_is_dir "${1-}"; then
 		dir=$1
 		shift
-		;;
-	esac
+	fi
 	denied=0 json=0 follow=0
 	for arg in "$@"; do
 		case $arg in
