@@ -443,7 +443,7 @@ EOF
 	TERM=dumb run script -qec "$SCRATCH/build-image --tag t:1 --context $SCRATCH/ctx" /dev/null </dev/null
 	assert_success
 	[[ $output != *$'\e'* ]]
-	[[ $output =~ forge-sandbox:\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ \+0:00\ docker\ save\ t:1 ]]
+	[[ $output =~ forge-sandbox:\ [0-9]{2}:[0-9]{2}:[0-9]{2}\ \+[0-9]+:[0-9]{2}\ docker\ save\ t:1 ]]
 }
 
 @test "build-image: the failing command's last lines are shown after '| ', escape sequences escaped" {
