@@ -118,6 +118,17 @@ vars_declared() {
 	assert_output ''
 }
 
+# .shellcheckrc lets a plain "shellcheck FILE" follow what a file sources,
+# from any folder: a program finds the library, a part forge-vars.sh.
+@test "shellcheck with no option, from another folder: a program and a library part are clean" {
+	need shellcheck
+	cd "$SCRATCH"
+	run shellcheck "$abs_top_srcdir/bin/forge-verify.in" "$abs_top_srcdir/lib-sh/forge-steps.sh" \
+		"$abs_top_srcdir/bench/reuse.sh"
+	assert_success
+	assert_output ''
+}
+
 @test "shellcheck: container scripts, benchmarks, CI and the test helpers" {
 	need shellcheck
 	for f in container/forge-* bench/*.sh .ci/run; do
