@@ -197,7 +197,7 @@ forge_bwrap_start() {
 		ca=$forge_bwrap_rootfs/etc/ssl/certs/ca-certificates.crt
 	fi
 	forge_net_bwrap_prepare "$forge_bwrap_dir" "$forge_bwrap_netmode" "$forge_sandbox_egress_mode" "$forge_sandbox_egress_hosts" "$forge_sandbox_secrets" "$ca" "$forge_bwrap_data"
-	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid"
+	rm -f -- "$forge_bwrap_dir/exec.sock" "$forge_bwrap_dir/status.json" "$forge_bwrap_dir/pid" "$forge_bwrap_dir/bwrap.args"
 	: >"$forge_bwrap_dir/log"
 
 	set -- "$forge_bwrap_init" start

@@ -127,6 +127,21 @@ teardown() {
 	assert_failure
 }
 
+@test "up writes bwrap's options afresh: a symbolic link left as bwrap.args in the state folder is never written through" {
+	forge-sandbox up >/dev/null
+	forge-sandbox rm >/dev/null
+	mkdir -p "$STATE"
+	echo host >"$SCRATCH/host-file"
+	ln -s "$SCRATCH/host-file" "$STATE/bwrap.args"
+	run forge-sandbox up
+	assert_success
+	run cat "$SCRATCH/host-file"
+	assert_output host
+	run in_sandbox true
+	assert_success
+	[ ! -e "$STATE/bwrap.args" ]
+}
+
 @test "a background process and /tmp survive between execs; rm leaves no process and no state" {
 	forge-sandbox up >/dev/null
 	# The marker is made inside, so only the sandboxed sleep carries it.
