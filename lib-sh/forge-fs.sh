@@ -39,7 +39,28 @@ forge_clear_for_file() {
 }
 
 # forge_real_dir DIR: sets forge_real to the physical path of the folder DIR.
+# Returns 1 when it cannot be entered. An absolute DIR none of whose parts is
+# a symbolic link, "." or ".." is that path already: only test builtins then,
+# no subshell (forge_repo_root runs this on every run).
 forge_real_dir() {
+	local name path rest
+	forge_real=
+	case $1 in
+	/?*)
+		rest=${1#/} path=
+		while [ -n "$rest" ]; do
+			name=${rest%%/*}
+			case $rest in */*) rest=${rest#*/} ;; *) rest= ;; esac
+			case $name in '' | . | ..) path= && break ;; esac
+			path=$path/$name
+			[ ! -L "$path" ] || { path= && break; }
+		done
+		if [ -n "$path" ] && [ -d "$path" ] && [ -x "$path" ]; then
+			forge_real=$path
+			return 0
+		fi
+		;;
+	esac
 	forge_real=$(cd -P -- "$1" 2>/dev/null && pwd -P) && [ -n "$forge_real" ]
 }
 

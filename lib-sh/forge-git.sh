@@ -12,8 +12,24 @@
 # write still take their locks. No fsmonitor hook (a program that
 # core.fsmonitor names, which git runs for diff or ls-files) and no pager
 # (git diff starts one on a terminal) runs because of forge either.
+# forge_git --exec ARG...: the same git replaces the shell, for a whole
+# $(...) or pipeline element only, where a function call costs a process of
+# its own (a reused run counts them: bench/reuse.sh).
 forge_git() {
-	git --no-pager --no-optional-locks -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"
+	local run
+	run=${1-}
+	[ "$run" != --exec ] || shift
+	set -- --no-pager --no-optional-locks -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"
+	[ "$run" != --exec ] || forge_git_exec "$@"
+	git "$@"
+}
+
+# forge_git_exec ARG...: replaces the shell with git ARG..., git found as
+# forge_find_program finds it: the exec builtin's own PATH search would try
+# (and fail on) every folder before git's.
+forge_git_exec() {
+	! forge_find_program git || exec "$forge_program" "$@"
+	exec git "$@"
 }
 
 # forge_repo_root [DIR]: sets forge_root to the top of the worktree that
@@ -27,7 +43,7 @@ forge_repo_root() {
 	forge_head_of=
 	# --verify -q fails (1) without a commit, after printing the other three.
 	status=0
-	out=$(forge_git -C "${1:-.}" rev-parse --show-toplevel --absolute-git-dir --git-common-dir \
+	out=$(forge_git --exec -C "${1:-.}" rev-parse --show-toplevel --absolute-git-dir --git-common-dir \
 		--verify -q 'HEAD^{commit}' 2>/dev/null) || status=$?
 	case $status:$out in
 	0:*'
@@ -102,8 +118,10 @@ forge_git_dirs_physical() {
 	/*) ;;
 	*) forge_common_dir=$(cd -P -- "$1" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
 	esac
-	forge_git_dir=$(cd -P -- "$forge_git_dir" && pwd -P) || return 1
-	forge_common_dir=$(cd -P -- "$forge_common_dir" && pwd -P) || return 1
+	forge_real_dir "$forge_git_dir" || return 1
+	forge_git_dir=$forge_real
+	forge_real_dir "$forge_common_dir" || return 1
+	forge_common_dir=$forge_real
 	forge_git_dir_check "$forge_git_dir" "$forge_common_dir"
 }
 
@@ -172,7 +190,8 @@ forge_exclude_add() {
 # when it is relative).
 forge_git_env_absolute() {
 	local cwd index
-	cwd=$(pwd) || return 1
+	# The shell's own PWD is what pwd prints; $(pwd) would cost a process.
+	case ${PWD:-} in /*) cwd=$PWD ;; *) cwd=$(pwd) || return 1 ;; esac
 	case ${GIT_DIR:-/} in /*) ;; *) GIT_DIR=$cwd/$GIT_DIR ;; esac
 	case ${GIT_WORK_TREE:-/} in /*) ;; *) GIT_WORK_TREE=$cwd/$GIT_WORK_TREE ;; esac
 	case ${GIT_OBJECT_DIRECTORY:-/} in /*) ;; *) GIT_OBJECT_DIRECTORY=$cwd/$GIT_OBJECT_DIRECTORY ;; esac

@@ -48,29 +48,17 @@ forge_reuse_entry() {
 	[ "$rest" = "$host\"}" ]
 }
 
-# forge_reuse_believed: true when this worktree's timeline holds the run of
-# the entry forge_reuse_entry read (forge_reuse_find's run and verdict),
-# with its verdict and this key: an entry that a sandboxed process wrote
-# into the notes ref names no such run.
-forge_reuse_believed() {
-	local file line
-	file=$forge_state_dir/timeline.jsonl
-	[ ! -L "$forge_state_dir" ] && [ ! -L "$file" ] && [ -f "$file" ] || return 1
-	line=$(grep -a -F -e "\"event\":\"verify\",\"run\":\"$run\",\"verdict\":\"$verdict\"," \
-		-- "$file" 2>/dev/null) || return 1
-	case $line in
-	*"\"key\":\"$forge_reuse_key\""*) return 0 ;;
-	esac
-	return 1
-}
-
 # forge_reuse_find ROOT: looks up forge_reuse_key in the note on
-# forge_reuse_tree: the local ref's entry when the timeline backs it, else
-# that of the first trusted ref holding one. Sets forge_reuse_verdict,
-# forge_reuse_run, forge_reuse_host, forge_reuse_epoch and forge_reuse_from
-# (the ref); returns 1 when there is none to believe. One git and one awk.
+# forge_reuse_tree: the local ref's entry when the timeline backs it (this
+# worktree's timeline, which no sandboxed process can write, holds the
+# entry's run with its verdict and this key: an entry a sandboxed process
+# wrote into the notes ref names no such run), else that of the first
+# trusted ref holding one. Sets forge_reuse_verdict, forge_reuse_run,
+# forge_reuse_host, forge_reuse_epoch and forge_reuse_from (the ref);
+# returns 1 when there is none to believe. One git and one awk, which reads
+# the timeline too.
 forge_reuse_find() {
-	local epoch host out pass ref req run tab tag verdict
+	local backed epoch file host nl out pass ref req run tab tag verdict
 	forge_reuse_fanout
 	# Trusted refs first and the local one last: the local note may hold
 	# anything a sandbox wrote, and after it nothing is read.
@@ -83,16 +71,28 @@ $forge_item:$forge_reuse_fan4 $forge_item
 "
 	done
 	ref=refs/notes/forge-verify
-	req="$req$ref:$forge_reuse_tree L
-$ref:$forge_reuse_fan2 L
-$ref:$forge_reuse_fan4 L
-"
+	file=$forge_state_dir/timeline.jsonl
+	[ ! -L "$forge_state_dir" ] && [ ! -L "$file" ] && [ -f "$file" ] || file=/dev/null
 	# cat-file prints "<type> <size> <tag>", then <size> bytes and a newline
 	# (or "<name> missing"); awk counts the bytes, so no line of a note can
-	# pass for a header.
-	out=$(printf '%s' "$req" |
-		forge_git -C "$1" cat-file --batch='%(objecttype) %(objectsize) %(rest)' 2>/dev/null |
-		LC_ALL=C awk -v want="{\"key\":\"$forge_reuse_key\"," '
+	# pass for a header. Then, from the timeline, "B <run> <verdict>" for
+	# each verify record of this key, as forge writes them.
+	out=$(forge_git --exec -C "$1" cat-file --batch='%(objecttype) %(objectsize) %(rest)' 2>/dev/null <<EOF |
+$req$ref:$forge_reuse_tree L
+$ref:$forge_reuse_fan2 L
+$ref:$forge_reuse_fan4 L
+EOF
+		LC_ALL=C awk -v want="{\"key\":\"$forge_reuse_key\"," -v key="\"key\":\"$forge_reuse_key\"" '
+			FILENAME != "/dev/stdin" {
+				i = index($0, "\"event\":\"verify\",\"run\":\"")
+				if (i == 0 || index($0, key) == 0) next
+				rest = substr($0, i + 24)
+				j = index(rest, "\",\"verdict\":\"")
+				if (j == 0) next
+				v = substr(rest, j + 13)
+				print "B\t" substr(rest, 1, j - 1) "\t" substr(v, 1, index(v, "\"") - 1)
+				next
+			}
 			left > 0 {
 				left -= length($0) + 1
 				if (type == "blob" && index($0, want) == 1) print tag "\t" $0
@@ -100,10 +100,12 @@ $ref:$forge_reuse_fan4 L
 				next
 			}
 			skip { skip = 0; if ($0 == "") next }
-			NF == 3 && $2 ~ /^[0-9]+$/ { type = $1; tag = $3; left = $2 + 0; if (left == 0) skip = 1 }') ||
+			NF == 3 && $2 ~ /^[0-9]+$/ { type = $1; tag = $3; left = $2 + 0; if (left == 0) skip = 1 }' /dev/stdin "$file") ||
 		out=
 	[ -n "$out" ] || return 1
-	tab='	'
+	tab='	' nl='
+'
+	backed=$nl$out$nl
 	# A local entry backed by the timeline first, then the trusted ones.
 	for pass in local trusted; do
 		forge_list=$out
@@ -112,10 +114,10 @@ $ref:$forge_reuse_fan4 L
 			if [ "$pass" = local ]; then
 				[ "$tag" = L ] || continue
 				forge_reuse_entry "${forge_item#*"$tab"}" || continue
-				forge_reuse_believed || continue
+				case $backed in *"${nl}B$tab$run$tab$verdict$nl"*) ;; *) continue ;; esac
 				forge_reuse_from=$ref
 			else
-				[ "$tag" != L ] || continue
+				case $tag in L | B) continue ;; esac
 				forge_reuse_entry "${forge_item#*"$tab"}" || continue
 				forge_reuse_from=$tag
 			fi

@@ -7,22 +7,28 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_reuse_git ROOT ARG...: git in ROOT on the index GIT_INDEX_FILE names
+# forge_reuse_git [--exec] ROOT ARG...: git in ROOT on the index GIT_INDEX_FILE names
 # (forge's own, forge_reuse_tree), with what decides the key's tree fixed
 # whatever the configuration says: every stat check git has (ctime and
 # inode included, no assume-unchanged, no file system monitor, no split
 # index) and the untracked cache. No hook runs; unlike forge_git, git may
 # write that index back (status keeps what it refreshed).
+# With --exec first, git replaces the shell: for a whole $(...) only,
+# where a function call costs a process of its own.
 forge_reuse_git() {
-	local root
+	local root run
+	run=$1
+	[ "$run" != --exec ] || shift
 	root=$1
 	shift
-	git --no-pager -C "$root" -c core.hooksPath=/dev/null -c core.fsmonitor=false \
+	set -- --no-pager -C "$root" -c core.hooksPath=/dev/null -c core.fsmonitor=false \
 		-c core.untrackedCache=true -c core.trustctime=true -c core.checkStat=default \
 		-c core.ignoreStat=false -c core.splitIndex=false -c advice.addEmbeddedRepo=false "$@"
+	[ "$run" != --exec ] || forge_git_exec "$@"
+	git "$@"
 }
 
-# forge_reuse_tree ROOT: sets forge_reuse_tree to the tree of the snapshot
+# forge_reuse_tree ROOT [PROGRAM...]: sets forge_reuse_tree to the tree of the snapshot
 # an --isolated run would verify (tracked files as they are in the working
 # tree, untracked files that are not ignored), through an index of forge's
 # own kept in .forge/reuse/ (which no sandboxed process can write): the
@@ -38,18 +44,21 @@ forge_reuse_git() {
 # snapshot's blobs and trees go to the repository's object store, as git
 # add would put them (unreferenced: git gc prunes them). Exits 74 when git
 # cannot compute it, 73 when .forge/reuse is not a folder forge may use.
+# The PROGRAMs' stat data comes along (forge_reuse_fingerprint).
 forge_reuse_tree() {
-	local kept
+	local kept root
+	root=$1
+	shift
 	forge_reuse_tree=
 	forge_reuse_place
-	forge_reuse_fingerprint "${GIT_INDEX_FILE:-$forge_git_dir/index}"
+	forge_reuse_fingerprint "${GIT_INDEX_FILE:-$forge_git_dir/index}" "$@"
 	kept=$forge_state_dir/reuse/index-$forge_reuse_fp
 	forge_state_require "$kept" file
-	if [ ! -f "$kept" ] || ! forge_reuse_clean "$1" "$kept"; then
-		forge_reuse_rebuild "$1" "${GIT_INDEX_FILE:-$forge_git_dir/index}" "$kept"
+	if [ ! -f "$kept" ] || ! forge_reuse_clean "$root" "$kept"; then
+		forge_reuse_rebuild "$root" "${GIT_INDEX_FILE:-$forge_git_dir/index}" "$kept"
 	fi
 	case $forge_reuse_tree in
-	'' | *[!0-9a-f]*) forge_die 74 "cannot compute the tree of the working state of $1" ;;
+	'' | *[!0-9a-f]*) forge_die 74 "cannot compute the tree of the working state of $root" ;;
 	esac
 }
 
@@ -68,28 +77,66 @@ forge_reuse_place() {
 	forge_state_require "$dir" dir
 }
 
-# forge_reuse_fingerprint INDEX: sets forge_reuse_fp to 32 hex digits of the
-# SHA-256 of the stat data (size, inode, mtime and ctime to the nanosecond)
-# of INDEX (the user's), the exclude files (info/exclude, the global one and
-# the core.excludesFile forge_reuse_rebuild last found) and git's
-# configuration files, and of the GIT_CONFIG_* variables: a change to any
-# of them may change which ignored paths the snapshot holds, which git
-# status on the kept index does not see.
+# forge_reuse_fingerprint INDEX [PROGRAM...]: sets forge_reuse_fp to 32 hex
+# digits of the SHA-256 of the stat data (size, inode, mtime and ctime to
+# the nanosecond) of INDEX (the user's), the exclude files (info/exclude,
+# the global one and the core.excludesFile forge_reuse_rebuild last found)
+# and git's configuration files, and of the GIT_CONFIG_* variables: a change
+# to any of them may change which ignored paths the snapshot holds, which
+# git status on the kept index does not see. The same stat reads the
+# PROGRAMs (the steps' programs, for the key): forge_reuse_programs gets a
+# line "program PATH SIZE MTIME INODE" for each that is there, in order.
 forge_reuse_fingerprint() {
-	local conf hint
+	local conf hint i last line nl prog rest stats
 	conf=${XDG_CONFIG_HOME:-${HOME:-/nonexistent}/.config}
-	hint=/nonexistent
+	hint=/nonexistent nl='
+'
 	! forge_is_real_file "$forge_state_dir/reuse/excludes" ||
 		! forge_read_file "$forge_state_dir/reuse/excludes" || hint=$forge_file
-	forge_reuse_fp=$(
-		{
-			printf '%s\n' "${GIT_CONFIG_PARAMETERS-}" "${GIT_CONFIG_COUNT-}" "${GIT_CONFIG_NOSYSTEM-}" \
-				"${GIT_CONFIG_GLOBAL-}" "${GIT_CONFIG_SYSTEM-}" "$hint"
-			stat -L -c '%n|%s|%i|%y|%z' -- "$1" "$forge_common_dir/info/exclude" "$forge_common_dir/config" \
-				"$forge_git_dir/config.worktree" "$conf/git/config" "$conf/git/ignore" \
-				"${HOME:-/nonexistent}/.gitconfig" "${GIT_CONFIG_GLOBAL:-/nonexistent}" \
-				"${GIT_CONFIG_SYSTEM:-/etc/gitconfig}" "$hint" 2>/dev/null
-		} | sha256sum
+	# stat fails for the files that are not there: they print nothing. The
+	# name comes first, the programs' mtime in seconds last.
+	stats=$(stat -L -c '%n|%s|%i|%y|%z|%Y' -- "$1" "$forge_common_dir/info/exclude" "$forge_common_dir/config" \
+		"$forge_git_dir/config.worktree" "$conf/git/config" "$conf/git/ignore" \
+		"${HOME:-/nonexistent}/.gitconfig" "${GIT_CONFIG_GLOBAL:-/nonexistent}" \
+		"${GIT_CONFIG_SYSTEM:-/etc/gitconfig}" "$hint" "$@" 2>/dev/null) || :
+	shift
+	# The programs' lines are the last ones, from the end. One that is not
+	# there (gone since the caller looked) or has a newline in its path: a
+	# stat of their own, as the key had them before.
+	forge_reuse_programs='' i=$#
+	while [ "$i" -gt 0 ]; do
+		eval "prog=\${$i}"
+		last=${stats##*"$nl"}
+		case $prog:$last in
+		*"$nl"*) break ;;
+		"$prog:$prog|"*) ;;
+		*) break ;;
+		esac
+		# SIZE|INODE|MTIME|CTIME|MTIME-SECONDS after the name.
+		rest=${last#"$prog|"}
+		line="program $prog ${rest%%|*} ${rest##*|}"
+		rest=${rest#*|}
+		forge_reuse_programs="$line ${rest%%|*}$nl$forge_reuse_programs"
+		stats=${stats%"$last"}
+		stats=${stats%"$nl"}
+		i=$((i - 1))
+	done
+	if [ "$i" -gt 0 ]; then
+		# (The fingerprint then holds the lines not taken off too: at worst,
+		# one rebuild of the kept index.)
+		forge_reuse_programs=$(stat -L -c 'program %n %s %Y %i' -- "$@" 2>/dev/null) || :
+		[ -z "$forge_reuse_programs" ] || forge_reuse_programs=$forge_reuse_programs$nl
+	fi
+	# A here-document: no pipe and no subshell for printf.
+	forge_reuse_fp=$(sha256sum <<EOF
+${GIT_CONFIG_PARAMETERS-}
+${GIT_CONFIG_COUNT-}
+${GIT_CONFIG_NOSYSTEM-}
+${GIT_CONFIG_GLOBAL-}
+${GIT_CONFIG_SYSTEM-}
+$hint
+$stats
+EOF
 	) || forge_die 70 "sha256sum failed while computing the reuse key"
 	forge_reuse_fp=${forge_reuse_fp%"${forge_reuse_fp#????????????????????????????????}"}
 	case $forge_reuse_fp in
@@ -110,7 +157,7 @@ forge_reuse_clean() {
 	out=$(
 		GIT_INDEX_FILE=$2
 		export GIT_INDEX_FILE
-		forge_reuse_git "$1" status --porcelain -unormal --ignore-submodules=dirty --no-renames 2>/dev/null
+		forge_reuse_git --exec "$1" status --porcelain -unormal --ignore-submodules=dirty --no-renames 2>/dev/null
 	) || return 1
 	# "XY PATH": Y is the working tree against the index ("??" untracked);
 	# X (the index against HEAD) says nothing here.
@@ -124,7 +171,7 @@ forge_reuse_clean() {
 	forge_reuse_tree=$(
 		GIT_INDEX_FILE=$2
 		export GIT_INDEX_FILE
-		forge_reuse_git "$1" write-tree 2>/dev/null
+		forge_reuse_git --exec "$1" write-tree 2>/dev/null
 	) || forge_reuse_tree=
 	[ -n "$forge_reuse_tree" ]
 }

@@ -86,11 +86,10 @@ forge_reuse_path() {
 # configuration files or --sandbox needs no jq: the text is the same as jq
 # would make it.
 forge_reuse_key() {
-	local arg argc i isojson isolated names nl prints root sandbox sbjson value words
+	local arg argc argvtext i isojson isolated names nl prints root sandbox sbjson value words
 	root=$1 isolated=$2 sandbox=$3
 	shift 3
 	[ "$#" -eq 0 ] || shift
-	forge_reuse_tree "$root"
 	[ "$#" -gt 0 ] || forge_steps_select "$root"
 	forge_reuse_trust='' isojson='{"setup":null,"keep":null,"setupKey":null}'
 	sbjson=- names=PATH words=
@@ -113,44 +112,58 @@ forge_reuse_key() {
 			prints="${prints}missing $forge_item$nl"
 		fi
 	done
-	forge_reuse_text=$(
-		printf 'forge-verify-key 2\ntree %s\nforge %s\ntimeout %s\n' "$forge_reuse_tree" "$(forge_version)" \
-			"$forge_default_timeout"
-		if [ "$isolated" = 1 ]; then printf 'isolated %s\n' "$isojson"; else echo 'isolated false'; fi
-		printf 'sandbox %s\n' "$sbjson"
-		if [ "$argc" -gt 0 ]; then
-			printf 'argv %s\n' "$argc"
-			i=0
-			for arg in "$@"; do
-				i=$((i + 1))
-				[ "$i" -le "$argc" ] || break
-				printf '%s\n' "${#arg}:$arg"
-			done
-		else
-			printf 'steps %s\n' "$forge_steps"
-		fi
-		forge_list=$names
-		while forge_list_next; do
-			if [ "$forge_item" = PATH ]; then
-				forge_reuse_path
-				if [ -n "${PATH+set}" ]; then printf 'env PATH %s:%s\n' "${#forge_reuse_path}" "$forge_reuse_path"; else echo 'env PATH unset'; fi
-			elif value=$(printenv -- "$forge_item" && echo .); then
-				value=${value%?.}
-				printf 'env %s %s:%s\n' "$forge_item" "${#value}" "$value"
-			else
-				printf 'env %s unset\n' "$forge_item"
-			fi
+	# The text is built in this shell: a subshell, and every process, counts
+	# on the path of a reused run (bench/reuse.sh).
+	forge_version --set
+	argvtext=
+	if [ "$argc" -gt 0 ]; then
+		argvtext="argv $argc$nl"
+		i=0
+		for arg in "$@"; do
+			i=$((i + 1))
+			[ "$i" -le "$argc" ] || break
+			argvtext="$argvtext${#arg}:$arg$nl"
 		done
-		printf '%s' "$prints"
-		# One stat for every program: path, size, mtime, inode.
-		shift "$argc"
-		shift
-		[ "$#" -eq 0 ] || stat -L -c 'program %n %s %Y %i' -- "$@" 2>/dev/null || :
-		echo .
-	)
-	forge_reuse_text=${forge_reuse_text%.}
-	forge_reuse_key=$(printf '%s' "$forge_reuse_text" | sha256sum) ||
-		forge_die 70 "sha256sum failed while computing the reuse key"
+	fi
+	# The tree, and with it the programs' stat data: path, size, mtime, inode.
+	shift "$argc"
+	shift
+	forge_reuse_tree "$root" "$@"
+	forge_reuse_text="forge-verify-key 2${nl}tree $forge_reuse_tree${nl}forge $forge_release${nl}timeout $forge_default_timeout$nl"
+	if [ "$isolated" = 1 ]; then
+		forge_reuse_text="${forge_reuse_text}isolated $isojson$nl"
+	else
+		forge_reuse_text="${forge_reuse_text}isolated false$nl"
+	fi
+	forge_reuse_text="${forge_reuse_text}sandbox $sbjson$nl"
+	if [ "$argc" -gt 0 ]; then
+		forge_reuse_text=$forge_reuse_text$argvtext
+	else
+		forge_reuse_text="${forge_reuse_text}steps $forge_steps$nl"
+	fi
+	forge_list=$names
+	while forge_list_next; do
+		if [ "$forge_item" = PATH ]; then
+			forge_reuse_path
+			if [ -n "${PATH+set}" ]; then
+				forge_reuse_text="${forge_reuse_text}env PATH ${#forge_reuse_path}:$forge_reuse_path$nl"
+			else
+				forge_reuse_text="${forge_reuse_text}env PATH unset$nl"
+			fi
+		elif value=$(printenv -- "$forge_item" && echo .); then
+			value=${value%?.}
+			forge_reuse_text="${forge_reuse_text}env $forge_item ${#value}:$value$nl"
+		else
+			forge_reuse_text="${forge_reuse_text}env $forge_item unset$nl"
+		fi
+	done
+	forge_reuse_text=$forge_reuse_text$prints$forge_reuse_programs
+	# A here-document rather than printf | sha256sum: a process less. It
+	# puts back the newline the text ends with.
+	forge_reuse_key=$(sha256sum <<EOF
+${forge_reuse_text%"$nl"}
+EOF
+	) || forge_die 70 "sha256sum failed while computing the reuse key"
 	forge_reuse_key=${forge_reuse_key%% *}
 	case $forge_reuse_key in
 	'' | *[!0-9a-f]*) forge_die 70 "cannot compute the reuse key" ;;

@@ -311,9 +311,12 @@ forge_breaker_reset() {
 }
 
 # forge_timeline_append LINE: appends one JSON line to the timeline, whole.
-# The line goes through a pipe: it may be longer than one argument can be.
+# The line goes on standard input: it may be longer than one argument can be.
 forge_timeline_append() {
 	forge_state_require "$forge_state_dir/timeline.jsonl" file
-	printf '%s\n' "$1" | forge_state append "$forge_state_dir/timeline.jsonl" - ||
+	# A here-document rather than printf |: no process for printf.
+	forge_state append "$forge_state_dir/timeline.jsonl" - <<EOF ||
+$1
+EOF
 		forge_die "$?" "cannot append to $forge_state_dir/timeline.jsonl"
 }

@@ -18,9 +18,10 @@
 # Results: each part's start empty (unset: not from the environment).
 
 # forge.sh.in
-unset forge_helper forge_libexec
+unset forge_helper forge_libexec forge_release
 : "${forge_helper=}" # set by forge_helper_path: the path of the C helper it was given (in bindir, or FORGE_HELPERDIR)
 : "${forge_libexec=}" # set by forge_libexec_path: the path of the internal helper it was given (in pkglibexecdir, or FORGE_HELPERDIR)
+: "${forge_release=}" # set by forge_version: forge's version
 
 # forge-core.sh
 unset forge_mono_ms forge_ms forge_plain_chars forge_printable_jq \
@@ -192,8 +193,9 @@ unset forge_record_key forge_reuse_age forge_reuse_key forge_reuse_on \
 : "${forge_reuse_trust=}" # set by forge_reuse_key, forge_reuse_key_config: the trusted notes refs, one a line
 
 # forge-reuse-tree.sh
-unset forge_reuse_fp forge_reuse_tree
+unset forge_reuse_fp forge_reuse_programs forge_reuse_tree
 : "${forge_reuse_fp=}" # set by forge_reuse_fingerprint: 32 hex digits naming the kept index (.forge/reuse/index-FP)
+: "${forge_reuse_programs=}" # set by forge_reuse_fingerprint: "program PATH SIZE MTIME INODE" lines of the programs it was given
 : "${forge_reuse_tree=}" # set by forge_reuse_tree, forge_reuse_clean, forge_reuse_rebuild: the snapshot's tree
 
 # forge-reuse-notes.sh

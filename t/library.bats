@@ -208,3 +208,39 @@ lock_sh() {
 	[ -d "$HOME/elsewhere" ]
 	[ -L "$HOME/.local/state/forge/sandboxes/forge-x.up" ]
 }
+
+@test "forge_real_dir: a physical path as it is, without a subshell; a link, '.' or '..' in it resolved" {
+	mkdir -p "$SCRATCH/real/a b" "$SCRATCH/real/c"
+	ln -s "$SCRATCH/real/a b" "$SCRATCH/link"
+	phys=$(cd -P "$SCRATCH/real" && pwd -P)
+	run sh -c '
+		. "$FORGE_LIBDIR/forge.sh"
+		for d in "$1/real/a b" "$1/link" "$1/real/c/../a b" "$1/real/./c" "$1/real//c" /; do
+			forge_real_dir "$d" && printf "%s\n" "$forge_real"
+		done
+		forge_real_dir "$1/real/missing" || echo missing
+		forge_real_dir "$1/real/c/" && printf "%s\n" "$forge_real"' sh "$SCRATCH"
+	assert_success
+	assert_output "$phys/a b
+$phys/a b
+$phys/a b
+$phys/c
+$phys/c
+/
+missing
+$phys/c"
+}
+
+@test "forge_git --exec: git's output from a \$(...) of one process, git found on PATH's absolute folders only" {
+	mkdir -p "$SCRATCH/rel"
+	printf '#!/bin/sh\necho planted\n' >"$SCRATCH/rel/git"
+	chmod +x "$SCRATCH/rel/git"
+	run sh -c '
+		. "$FORGE_LIBDIR/forge.sh"
+		cd "$1"
+		PATH=rel:$PATH
+		out=$(forge_git --exec -C "$2" rev-parse --show-toplevel)
+		printf "%s\n" "$out"' sh "$SCRATCH" "$REPO"
+	assert_success
+	assert_output "$REPO"
+}

@@ -118,6 +118,33 @@ streak() { forge-state get .forge/breaker streak 0; }
 	[ "$(forge-verify --key -- mytool)" != "$k4" ]
 }
 
+@test "the programs' lines of the key are stat's own, in order, for odd paths too ('|', spaces, a newline, one missing)" {
+	local dirs got i prog want
+	dirs=("$SCRATCH/a|b c" "$SCRATCH/nl
+dir" "$SCRATCH/plain")
+	for i in 0 1 2; do
+		mkdir -p "${dirs[i]}"
+		printf '#!/bin/sh\nexit 0\n' >"${dirs[i]}/tool-$i"
+		chmod +x "${dirs[i]}/tool-$i"
+	done
+	export PATH="${dirs[0]}:${dirs[1]}:${dirs[2]}:$PATH"
+	for i in 0 1 2; do
+		prog="${dirs[i]}/tool-$i"
+		run --separate-stderr forge-verify --key --json -- "tool-$i"
+		assert_success
+		jq -e --arg want "$(stat -L -c 'program %n %s %Y %i' -- "$prog")" '.text | endswith("\n\($want)\n")' <<<"$output"
+	done
+	# Configured steps: sh and each step's program, one of them not on PATH.
+	echo '{"verify": {"steps": [{"name": "a", "run": "tool-0 x"}, {"name": "b", "run": "no-such-tool-zz"},
+		{"name": "c", "run": "tool-2"}]}}' >"$HOME/c.json"
+	run --separate-stderr forge-verify --key --json --config "$HOME/c.json"
+	assert_success
+	want=$(stat -L -c 'program %n %s %Y %i' -- "$(type -P sh)" "${dirs[0]}/tool-0" "${dirs[2]}/tool-2" | sort)
+	jq -e '.text | contains("\nmissing no-such-tool-zz\n")' <<<"$output"
+	got=$(jq -r '.text | split("\n")[] | select(startswith("program "))' <<<"$output" | sort)
+	[ "$got" = "$want" ]
+}
+
 @test "the key changes with the mode: --isolated, --sandbox, the sandbox image and its egress posture, isolated setup" {
 	k0=$(forge-verify --key -- true)
 	ki=$(forge-verify --key --isolated -- true)
@@ -142,7 +169,7 @@ streak() { forge-state get .forge/breaker streak 0; }
 @test "the key changes with forge's version" {
 	k0=$(forge-verify --key -- true)
 	cp -R "$FORGE_LIBDIR" "$SCRATCH/lib"
-	sed -i "s/^forge_version() { printf '%s\\\\n' '\\([^']*\\)'; }/forge_version() { printf '%s\\\\n' '\\1-other'; }/" "$SCRATCH/lib/forge.sh"
+	sed -i "s/^\tforge_release='\\([^']*\\)'$/\tforge_release='\\1-other'/" "$SCRATCH/lib/forge.sh"
 	run grep -c -- "-other'" "$SCRATCH/lib/forge.sh"
 	assert_output 1
 	k1=$(FORGE_LIBDIR=$SCRATCH/lib forge-verify --key -- true)
@@ -840,7 +867,7 @@ hook_check() {
 # starts (under FORGE_TEST_SHELL the shell itself, as t/verify.bats counts).
 reused_progs() {
 	# shellcheck disable=SC2086 # FORGE_TEST_SHELL is words ("busybox sh")
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -e trace=execve -o "$SCRATCH/execs" \
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -z -e trace=execve -o "$SCRATCH/execs" \
 		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" "$@" >/dev/null
 	grep 'execve(' "$SCRATCH/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||'
 }
