@@ -14,6 +14,7 @@
 : "${forge_prog=forge}" # the program's name in messages
 : "${forge_quiet=0}" # 1: no warnings, no progress
 : "${forge_verbose=0}" # 1: steps' output on the terminal as they run
+: "${forge_parts=all}" # "verify": forge.sh leaves the sandbox's parts for forge_sandbox_parts_load
 
 # Results: each part's start empty (unset: not from the environment).
 

@@ -209,6 +209,58 @@ lock_sh() {
 	[ -L "$HOME/.local/state/forge/sandboxes/forge-x.up" ]
 }
 
+# The parts that only a sandbox needs (forge.sh's forge_sandbox_parts_load).
+sandbox_parts='forge-mounts forge-mounts-git forge-mounts-trust forge-plan forge-msb forge-msb-lifecycle forge-cgroup
+	forge-bwrap-argv forge-bwrap-render forge-bwrap forge-sandbox forge-sandbox-record forge-sandbox-lock forge-doctor
+	forge-check forge-verify-sandbox forge-image forge-net forge-net-bwrap forge-egress-live'
+
+@test "forge_parts=verify: the sandbox's parts are read on the first call of a function of theirs, in every shell" {
+	local shell
+	for shell in ${FORGE_TEST_SHELL:-dash} bash "busybox sh"; do
+		run $shell -c '
+			set -eu
+			forge_parts=verify
+			. "$FORGE_LIBDIR/forge.sh"
+			command -v forge_bwrap_exists >/dev/null && echo "read at once"
+			forge_contain_end
+			command -v forge_bwrap_exists >/dev/null && echo "read by forge_contain_end"
+			forge_contain_forget "$PWD/none"
+			command -v forge_bwrap_exists >/dev/null && echo "read by forge_contain_forget"
+			forge_sandbox_parts_load
+			echo done'
+		assert_success
+		assert_output $'read by forge_contain_forget\ndone'
+	done
+}
+
+@test "forge_parts=verify: the verification's parts and forge-verify call only the four loading functions of the sandbox's parts" {
+	local base f fn part sb
+	sb=
+	for part in $sandbox_parts; do
+		sb="$sb $abs_top_srcdir/lib-sh/$part.sh"
+	done
+	# What forge.sh.in reads at once, and what forge-sandbox-parts.sh.in reads.
+	base=$(sed -n 's|^\. "${FORGE_LIBDIR:-@libshdir@}/\(forge-[a-z-]*\)\.sh"$|\1|p' "$abs_top_srcdir/lib-sh/forge.sh.in")
+	[ "$(wc -l <<<"$base")" -ge 15 ]
+	for f in $base; do
+		[[ " $sandbox_parts " != *" $f "* ]] || fail "$f is a sandbox part but forge.sh reads it at once"
+	done
+	got=$(sed -n 's|^\. "${FORGE_LIBDIR:-@libshdir@}/\(forge-[a-z-]*\)\.sh"$|\1|p' "$abs_top_srcdir/lib-sh/forge-sandbox-parts.sh.in")
+	[ "$(echo $got)" = "$(echo $sandbox_parts)" ]
+	# shellcheck disable=SC2086 # a file list
+	grep -ho '^forge_[a-z0-9_]*()' $sb | tr -d '()' | sort -u |
+		grep -vx -e forge_contain_begin -e forge_contain_exec -e forge_contain_forget -e forge_contain_end >"$SCRATCH/fns"
+	[ "$(wc -l <"$SCRATCH/fns")" -ge 100 ]
+	# (forge-vars.sh names functions in its comments only.)
+	for f in $base; do
+		[ "$f" != forge-vars ] || continue
+		run grep -owF -f "$SCRATCH/fns" <(grep -v '^[[:space:]]*#' "$abs_top_srcdir/lib-sh/$f.sh")
+		[ -z "$output" ] || fail "lib-sh/$f.sh calls a sandbox part's $output"
+	done
+	run grep -owF -f "$SCRATCH/fns" <(grep -v '^[[:space:]]*#' "$abs_top_srcdir/bin/forge-verify.in")
+	[ -z "$output" ] || fail "forge-verify calls a sandbox part's $output"
+}
+
 @test "forge_real_dir: a physical path as it is, without a subshell; a link, '.' or '..' in it resolved" {
 	mkdir -p "$SCRATCH/real/a b" "$SCRATCH/real/c"
 	ln -s "$SCRATCH/real/a b" "$SCRATCH/link"
