@@ -15,7 +15,7 @@ bats_require_minimum_version 1.5.0
 
 # Every C program of helpers/ (forge-shell answers -h as bash does: its own test).
 helpers=(forge-state forge-timeout forge-netrule forge-egress forge-relay forge-seccomp
-	forge-sandbox-init forge-probe forge-shell)
+	forge-sandbox-init forge-probe forge-shell forge-index-tree)
 
 # run_clean HELPER OPTION: bats' run of the helper with OPTION, which must
 # exit 0 with nothing on stderr.

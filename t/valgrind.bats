@@ -49,6 +49,22 @@ vg() {
 	vg 64 "$H/forge-timeout" abc true
 }
 
+@test "forge-index-tree under valgrind" {
+	git init -q "$SCRATCH/repo"
+	mkdir -p "$SCRATCH/repo/a/b"
+	echo 1 >"$SCRATCH/repo/a/b/f"
+	git -C "$SCRATCH/repo" add a
+	vg 1 "$H/forge-index-tree" "$SCRATCH/repo/.git/index"
+	git -C "$SCRATCH/repo" write-tree >/dev/null
+	vg 0 "$H/forge-index-tree" "$SCRATCH/repo/.git/index"
+	git -C "$SCRATCH/repo" update-index --index-version 4
+	vg 0 "$H/forge-index-tree" -- "$SCRATCH/repo/.git/index"
+	head -c 50 "$SCRATCH/repo/.git/index" >"$SCRATCH/cut"
+	vg 65 "$H/forge-index-tree" "$SCRATCH/cut"
+	vg 74 "$H/forge-index-tree" "$SCRATCH/missing"
+	vg 64 "$H/forge-index-tree"
+}
+
 @test "forge-netrule under valgrind" {
 	vg 0 "$H/forge-netrule" example.com '*.example.org' 'bad:443' 'domain=intra'
 	vg 0 "$H/forge-netrule" --json example.com 'a,b.com'
