@@ -149,11 +149,15 @@ EOF
 # file changed (its stat data, and the content of one written in the second
 # of the index, racy git), no untracked file that is not ignored. Status
 # keeps what it refreshed and the untracked cache in KEPT (under git's
-# lock, which it skips when another run holds it); write-tree, with the
-# cached trees valid, only reads it. Returns 1 otherwise (or when another
-# run holds the lock write-tree wants).
+# lock, which it skips when another run holds it). The tree is then the
+# one KEPT's cache tree records for all of it, read from the file by
+# forge-index-tree: what write-tree would print, without its stat of every
+# tree object. write-tree gives it when the helper cannot (exit 1: the
+# cache tree invalidated; or forge_head, which tells a sha256 repository's
+# names from sha1's, is not ROOT's: forge_repo_root). Returns 1 otherwise
+# (or when another run holds the lock write-tree wants).
 forge_reuse_clean() {
-	local forge_item forge_list out
+	local forge_item forge_list hash out
 	out=$(
 		GIT_INDEX_FILE=$2
 		export GIT_INDEX_FILE
@@ -168,7 +172,19 @@ forge_reuse_clean() {
 		*) return 1 ;;
 		esac
 	done
-	forge_reuse_tree=$(
+	forge_reuse_tree='' hash=''
+	if [ "${forge_head_of:-}" = "$1" ]; then
+		case ${#forge_head} in 40) hash=--sha1 ;; 64) hash=--sha256 ;; esac
+	fi
+	if [ -n "$hash" ]; then
+		forge_libexec_path forge-index-tree
+		if [ "$hash" = --sha256 ]; then
+			forge_reuse_tree=$("$forge_libexec" --sha256 -- "$2" 2>/dev/null) || forge_reuse_tree=
+		else
+			forge_reuse_tree=$("$forge_libexec" -- "$2" 2>/dev/null) || forge_reuse_tree=
+		fi
+	fi
+	[ -n "$forge_reuse_tree" ] || forge_reuse_tree=$(
 		GIT_INDEX_FILE=$2
 		export GIT_INDEX_FILE
 		forge_reuse_git --exec "$1" write-tree 2>/dev/null
