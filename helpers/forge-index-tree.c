@@ -25,7 +25,7 @@
 enum { EXIT_NO_TREE = 1 };
 
 const char forge_help[] =
-	"usage: forge-index-tree [--sha256] [--] INDEX\n"
+	"usage: forge-index-tree [--sha1|--sha256] [--] INDEX\n"
 	"       forge-index-tree -h | --help | --version\n"
 	"\n"
 	"Print the object name (hex) of the tree that the cache tree of the git\n"
@@ -36,6 +36,7 @@ const char forge_help[] =
 	"does git, by default). INDEX is never opened through a symbolic link\n"
 	"and must be a regular file.\n"
 	"\n"
+	"  --sha1      the index of a sha1 repository (40 hex digits; the default)\n"
 	"  --sha256    the index of a sha256 repository (64 hex digits, not 40)\n"
 	"  --          the end of the options (for an INDEX that starts with '-')\n"
 	"  -h, --help  print this help and exit\n"
@@ -221,6 +222,8 @@ int main(int argc, char **argv)
 			help_option(a);
 			if (strcmp(a, "--") == 0)
 				dashdash = 1;
+			else if (strcmp(a, "--sha1") == 0)
+				hashsz = 20;
 			else if (strcmp(a, "--sha256") == 0)
 				hashsz = 32;
 			else

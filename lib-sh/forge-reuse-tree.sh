@@ -7,8 +7,8 @@
 # shellcheck source=forge-vars.sh
 [ -n "${forge_vars_loaded-}" ] || . "${FORGE_LIBDIR:?}/forge-vars.sh"
 
-# forge_reuse_git [--exec] ROOT ARG...: git in ROOT on the index GIT_INDEX_FILE names
-# (forge's own, forge_reuse_tree), with what decides the key's tree fixed
+# forge_reuse_git [--exec] ROOT ARG...: git in ROOT on the index
+# GIT_INDEX_FILE names (forge's own, forge_reuse_tree), with what decides the key's tree fixed
 # whatever the configuration says: every stat check git has (ctime and
 # inode included, no assume-unchanged, no file system monitor, no split
 # index) and the untracked cache. No hook runs; unlike forge_git, git may
@@ -28,8 +28,8 @@ forge_reuse_git() {
 	git "$@"
 }
 
-# forge_reuse_tree ROOT [PROGRAM...]: sets forge_reuse_tree to the tree of the snapshot
-# an --isolated run would verify (tracked files as they are in the working
+# forge_reuse_tree ROOT [PROGRAM...]: sets forge_reuse_tree to the tree of
+# the snapshot an --isolated run would verify (tracked files as they are in the working
 # tree, untracked files that are not ignored), through an index of forge's
 # own kept in .forge/reuse/ (which no sandboxed process can write): the
 # user's index is read for its list of paths only, never for its stat data
@@ -178,11 +178,7 @@ forge_reuse_clean() {
 	fi
 	if [ -n "$hash" ]; then
 		forge_libexec_path forge-index-tree
-		if [ "$hash" = --sha256 ]; then
-			forge_reuse_tree=$("$forge_libexec" --sha256 -- "$2" 2>/dev/null) || forge_reuse_tree=
-		else
-			forge_reuse_tree=$("$forge_libexec" -- "$2" 2>/dev/null) || forge_reuse_tree=
-		fi
+		forge_reuse_tree=$("$forge_libexec" "$hash" -- "$2" 2>/dev/null) || forge_reuse_tree=
 	fi
 	[ -n "$forge_reuse_tree" ] || forge_reuse_tree=$(
 		GIT_INDEX_FILE=$2

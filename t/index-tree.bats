@@ -79,6 +79,15 @@ long_path() { printf 'd%0200d/' $(seq 1 21); printf file; }
 	run "$IT" --sha256 .git/index
 	assert_output --regexp '^[0-9a-f]{64}$'
 	matches_write_tree --sha256
+	# --sha1 (the default) on a sha256 index: not one it can parse.
+	run "$IT" --sha1 .git/index
+	assert_failure 65
+}
+
+@test "--sha1 is the default, said out loud" {
+	new_repo
+	matches_write_tree --sha1
+	matches_write_tree --sha256 --sha1
 }
 
 @test "index v3: skip-worktree entries (extended flags) are in the tree; an intent-to-add one invalidates the root" {
@@ -259,7 +268,7 @@ long_path() { printf 'd%0200d/' $(seq 1 21); printf file; }
 	assert_failure 64
 	run --separate-stderr "$IT" .git/index .git/index
 	assert_failure 64
-	run --separate-stderr "$IT" --sha1 .git/index
+	run --separate-stderr "$IT" --sha512 .git/index
 	assert_failure 64
 	cp .git/index ./-index
 	cp .git/index ./-
