@@ -114,9 +114,18 @@ forge_git_common_dir() {
 # is relative to DIR, as git writes it in .git files), then checks them
 # (forge_git_dir_check). Returns 1 when one cannot be entered.
 forge_git_dirs_physical() {
+	# A relative common dir joined to an absolute DIR (the current
+	# directory's PWD for "."), which forge_real_dir then resolves without
+	# a subshell when nothing in it needs resolving.
 	case $forge_common_dir in
 	/*) ;;
-	*) forge_common_dir=$(cd -P -- "$1" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
+	*)
+		case $1:${PWD:-} in
+		/*) forge_common_dir=$1/$forge_common_dir ;;
+		.:/*) forge_common_dir=$PWD/$forge_common_dir ;;
+		*) forge_common_dir=$(cd -P -- "$1" && cd -P -- "$forge_common_dir" && pwd -P) || return 1 ;;
+		esac
+		;;
 	esac
 	forge_real_dir "$forge_git_dir" || return 1
 	forge_git_dir=$forge_real

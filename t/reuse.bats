@@ -906,14 +906,15 @@ hook_check() {
 
 # reused_progs ARG...: the names of the programs a run of forge-verify ARG...
 # starts (under FORGE_TEST_SHELL the shell itself, as t/verify.bats counts).
+# $SCRATCH/execs keeps the trace, forks included (git's threads are clone3).
 reused_progs() {
 	# shellcheck disable=SC2086 # FORGE_TEST_SHELL is words ("busybox sh")
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -z -e trace=execve -o "$SCRATCH/execs" \
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 strace -f -qq -z -e trace=execve,clone,vfork,fork -o "$SCRATCH/execs" \
 		${FORGE_TEST_SHELL:-} "$abs_top_builddir/bin/forge-verify" "$@" >/dev/null
 	grep 'execve(' "$SCRATCH/execs" | grep -v ' = -1 ' | sed -n 's/.*execve("\([^"]*\)".*/\1/p' | sed 's|.*/||'
 }
 
-@test "the reuse path starts at most 3 git, 3 forge-state, no jq, no mkdir and 12 programs in all (plain and --isolated --warm)" {
+@test "the reuse path starts at most 3 git, 3 forge-state, no jq, no mkdir, no bare subshell and 12 programs in all (plain and --isolated --warm)" {
 	command -v strace >/dev/null || { [ "${CI:-}" != true ] || fail "strace is required in CI"; skip "strace not installed"; }
 	echo edit >>README
 	echo new >untracked.txt
@@ -935,5 +936,9 @@ reused_progs() {
 		run grep -cx -e jq -e mkdir <<<"$progs"
 		assert_output 0
 		[ "$(wc -l <<<"$progs")" -le 12 ]
+		# No bare subshell: a fork for each program but forge-verify, and
+		# one for the $(...) around the notes' git | awk.
+		forks=$(grep -cE '^[0-9]+ +(vfork|fork|clone)\(' "$SCRATCH/execs")
+		[ "$forks" -le "$(wc -l <<<"$progs")" ]
 	done
 }
