@@ -86,24 +86,31 @@ break_both() {
 }
 
 # check_case BREAK STEP...: detected steps, verdict PASS cold, warm and by
-# hand; then, after the breaking edit BREAK (break_both), FAIL cold, warm and
-# by hand.
+# hand, and the cold PASS reused for the same state (--reuse: the key of a
+# real project's working state); then, after the breaking edit BREAK
+# (break_both), a fresh FAIL cold, FAIL warm and by hand.
 check_case() {
-	local breaking=$1 expected
+	local breaking=$1 expected first
 	shift
 	expected=$(printf '%s\n' "$@")
-	verify --isolated
+	verify --isolated --reuse
 	[ "$runs" = "$expected" ]
 	[ "$verdict" = PASS ]
 	[ "$(jq -r .tested <<<"$record")" != false ]
+	first=$(jq -r .run <<<"$record")
 	[ "$(by_hand "$@")" = PASS ]
 	verify --isolated --warm
 	[ "$runs" = "$expected" ]
 	[ "$verdict" = PASS ]
+	verify --isolated --reuse
+	[ "$verdict" = PASS ]
+	[ "$(jq -r .reused.run <<<"$record")" = "$first" ]
+	[ -z "$runs" ]
 	break_both "$breaking"
 	[ -n "$(git -C "$REPO" status --porcelain)" ]
-	verify --isolated
+	verify --isolated --reuse
 	[ "$verdict" = FAIL ]
+	[ "$(jq -r .reused <<<"$record")" = null ]
 	[ "$(jq -r '.steps[-1].reason' <<<"$record")" = exit ]
 	[ "$(by_hand "$@")" = FAIL ]
 	verify --isolated --warm
